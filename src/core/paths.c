@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "core/paths.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+static char *builtin_srcdir;
+static char *builtin_sharedir;
+
+char *
+path_join(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	if (!n)
+		return xstrdup(b);
+	while (*b == '/')
+		b++;
+	if (!*b)
+		return xstrdup(a);
+	if (a[n - 1] == '/')
+		return xasprintf("%s%s", a, b);
+	return xasprintf("%s/%s", a, b);
+}
+
+static char *
+xdg_dir(const char *env, const char *fallback)
+{
+	const char *v = getenv(env);
+	const char *home;
+
+	if (v && v[0] == '/')
+		return path_join(v, "fswb");
+	home = getenv("HOME");
+	if (!home || !*home)
+		home = "/";
+	return xasprintf("%s/%s/fswb", strcmp(home, "/") ? home : "", fallback);
+}
+
+char *
+fswb_dir(enum fswb_dir which)
+{
+	static const char *const sub[] = { "config", "cache", "data" };
+	const char *home = getenv("FSWB_HOME");
+
+	if (home && *home)
+		return path_join(home, sub[which]);
+	switch (which) {
+	case DIR_CONFIG:
+		return xdg_dir("XDG_CONFIG_HOME", ".config");
+	case DIR_CACHE:
+		return xdg_dir("XDG_CACHE_HOME", ".cache");
+	case DIR_DATA:
+		return xdg_dir("XDG_DATA_HOME", ".local/share");
+	}
+	BUG("bad fswb_dir %d", (int)which);
+}
+
+enum status
+fswb_dir_make(enum fswb_dir which, const char *sub, char **out)
+{
+	char *base = fswb_dir(which);
+	char *p = sub && *sub ? path_join(base, sub) : xstrdup(base);
+	enum status rc;
+
+	free(base);
+	rc = mkdir_p(p, 0755);
+	if (rc != OK) {
+		free(p);
+		return rc;
+	}
+	*out = p;
+	return OK;
+}
+
+void
+paths_set_builtin(const char *srcdir, const char *sharedir)
+{
+	free(builtin_srcdir);
+	free(builtin_sharedir);
+	builtin_srcdir = srcdir ? xstrdup(srcdir) : NULL;
+	builtin_sharedir = sharedir ? xstrdup(sharedir) : NULL;
+}
+
+static bool
+has_profiles(const char *dir)
+{
+	char *p = path_join(dir, "profiles/fs");
+	bool ok = path_is_dir(p);
+
+	free(p);
+	return ok;
+}
+
+char *
+fswb_datadir(void)
+{
+	const char *env = getenv("FSWB_DATADIR");
+
+	if (env && *env)
+		return xstrdup(env);
+	if (builtin_srcdir && has_profiles(builtin_srcdir))
+		return xstrdup(builtin_srcdir);
+	if (builtin_sharedir)
+		return xstrdup(builtin_sharedir);
+	return xstrdup("/usr/local/share/fswb");
+}
+
+bool
+path_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+bool
+path_is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+enum status
+mkdir_p(const char *path, mode_t mode)
+{
+	char *p = xstrdup(path);
+	enum status rc = OK;
+
+	for (char *s = p + 1;; s++) {
+		if (*s == '/' || !*s) {
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(p, mode) < 0 && errno != EEXIST) {
+				rc = error(ERR_IO, "cannot create directory '%s': %s", p,
+					   strerror(errno));
+				break;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	if (rc == OK && !path_is_dir(path))
+		rc = error(ERR_IO, "'%s' exists and is not a directory", path);
+	free(p);
+	return rc;
+}
+
+static enum status
+remove_at(int parent, const char *name, dev_t dev)
+{
+	struct stat st;
+	enum status rc = OK;
+
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT
+			       ? OK
+			       : error(ERR_IO, "cannot stat '%s': %s", name, strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		int fd;
+		DIR *d;
+		struct dirent *de;
+
+		if (st.st_dev != dev)
+			return error(ERR_IO, "'%s' is a mount point; not removing it", name);
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return error(ERR_IO, "cannot open '%s': %s", name, strerror(errno));
+		d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			return error(ERR_IO, "cannot read '%s': %s", name, strerror(errno));
+		}
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (remove_at(dirfd(d), de->d_name, dev) != OK)
+				rc = ERR_IO;
+		}
+		closedir(d);
+		if (rc == OK && unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+			rc = error(ERR_IO, "cannot remove '%s': %s", name, strerror(errno));
+		return rc;
+	}
+	if (unlinkat(parent, name, 0) < 0 && errno != ENOENT)
+		return error(ERR_IO, "cannot remove '%s': %s", name, strerror(errno));
+	return OK;
+}
+
+enum status
+remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT
+			       ? OK
+			       : error(ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
+	return remove_at(AT_FDCWD, path, st.st_dev);
+}
+
+enum status
+read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	enum status rc = OK;
+
+	if (fd < 0)
+		return error(errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "cannot open '%s': %s", path,
+			     strerror(errno));
+	for (;;) {
+		ssize_t n;
+
+		strbuf_grow(&sb, 65536);
+		n = read(fd, sb.buf + sb.len, sb.alloc - sb.len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = error(ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		sb.len += (size_t)n;
+		sb.buf[sb.len] = '\0';
+		if (sb.len > max) {
+			rc = error(ERR_LIMIT, "'%s' is larger than %zu bytes", path, max);
+			break;
+		}
+	}
+	close(fd);
+	if (rc != OK) {
+		strbuf_release(&sb);
+		return rc;
+	}
+	if (len)
+		*len = sb.len;
+	*out = strbuf_detach(&sb);
+	return OK;
+}
+
+static enum status
+fsync_dir_of(const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	int fd;
+
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return OK; /* best effort: the rename itself is done */
+	fsync(fd);
+	close(fd);
+	return OK;
+}
+
+enum status
+write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	const char *p = data;
+	int fd;
+	enum status rc = OK;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0) {
+		rc = error(ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		return rc;
+	}
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = error(ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+			goto out;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) < 0) {
+		rc = error(ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		rc = error(ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		rc = error(ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+		goto out;
+	}
+	fsync_dir_of(path);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rc != OK)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Paths: where fswb keeps things, and writing files safely.
+ *
+ * Directories follow the XDG base-directory spec:
+ *	config	$XDG_CONFIG_HOME/fswb	(~/.config/fswb)	config file, remembered choices
+ *	cache	$XDG_CACHE_HOME/fswb	(~/.cache/fswb)		kernels, appliances (rebuildable)
+ *	data	$XDG_DATA_HOME/fswb	(~/.local/share/fswb)	runs/ (results: never rebuildable)
+ * FSWB_HOME=DIR overrides all three with DIR/config, DIR/cache and DIR/data,
+ * so tests are hermetic.
+ *
+ * Data shipped with fswb (profiles/, docs/): $FSWB_DATADIR when set, else
+ * the source tree the binary was built in when it is still there, else the
+ * installed $(PREFIX)/share/fswb.
+ *
+ * Strings returned are owned by the caller (free()).
+ */
+#ifndef FSWB_CORE_PATHS_H
+#define FSWB_CORE_PATHS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/status.h"
+
+enum fswb_dir {
+	DIR_CONFIG,
+	DIR_CACHE,
+	DIR_DATA,
+};
+
+/* The directory, without creating it. */
+char *fswb_dir(enum fswb_dir which);
+/* The directory joined with sub ("runs", "appliances/abc"), created with parents. */
+enum status fswb_dir_make(enum fswb_dir which, const char *sub, char **out);
+
+/* Where shipped data lives: the dir holding profiles/ and docs/. */
+char *fswb_datadir(void);
+/* Set at build time: the source tree and the install prefix's share dir. */
+void paths_set_builtin(const char *srcdir, const char *sharedir);
+
+/* a/b without doubled slashes. */
+char *path_join(const char *a, const char *b);
+/* mkdir -p; OK when it exists. */
+enum status mkdir_p(const char *path, mode_t mode);
+/* rm -rf that never crosses into another filesystem or follows links. */
+enum status remove_tree(const char *path);
+bool path_exists(const char *path);
+bool path_is_dir(const char *path);
+
+/* Read a whole file (at most max bytes, else ERR_LIMIT) into *out (free()). */
+enum status read_file(const char *path, size_t max, char **out, size_t *len);
+
+/*
+ * Write a file atomically: write PATH.tmp.PID in the same directory, fsync
+ * it, rename over PATH, fsync the directory. Readers see the old content or
+ * the new one, never a mix; a failure leaves the old file and no temporary.
+ */
+enum status write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+
+#endif

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The plan: what to run, as plain data.
+ *
+ * A plan is made from argv or the wizard, validated against the profiles,
+ * and then read by the run engine; nothing downstream reads argv. It
+ * round-trips through JSON (plan_to_json/plan_from_json), which is what
+ * `fswb plan ... --dump` prints and `fswb run --plan FILE` reads:
+ *
+ *	{
+ *	  "version": 1,
+ *	  "kernel": { "kind": "installed", "spec": "6.1.0-57-cloud-amd64",
+ *	              "modules": null, "own_config": false, "debug": [],
+ *	              "arch": "x86_64" },
+ *	  "configs": [ "ext4/4k" ],
+ *	  "backend": { "name": "qemu", "options": { } },
+ *	  "tests": { "preset": "smoke", "groups": [], "exclude_groups": [],
+ *	             "tests": [], "exclude_tests": [], "exclude_files": [] },
+ *	  "fstests_src": null,
+ *	  "shards": 1, "cpus": 2, "mem": "2 GiB"
+ *	}
+ *
+ * Reading is strict: an unknown field, a wrong type or a bad value is
+ * ERR_INVALID with a message naming the field ("tests.groups[2]") and, where
+ * there is a fixed set, the valid choices.
+ */
+#ifndef FSWB_CORE_PLAN_H
+#define FSWB_CORE_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/profile.h"
+#include "core/status.h"
+#include "core/util.h"
+
+#define PLAN_VERSION 1
+
+enum kernel_kind {
+	KERNEL_AUTO,	  /* a kernel tree in the current directory, else the installed kernel */
+	KERNEL_INSTALLED, /* /boot/vmlinuz-VERSION; spec is VERSION, NULL for the running one */
+	KERNEL_TREE,	  /* a kernel source tree; spec is its path */
+	KERNEL_IMAGE,	  /* a prebuilt bzImage; spec is its path, modules optional */
+};
+
+const char *kernel_kind_str(enum kernel_kind kind);
+
+struct plan_kernel {
+	enum kernel_kind kind;
+	char *spec;	     /* see enum kernel_kind; may be NULL */
+	char *modules;	     /* KERNEL_IMAGE: a modules directory or tarball; may be NULL */
+	bool own_config;     /* KERNEL_TREE: build with the tree's own .config */
+	struct strvec debug; /* debug fragments: "kasan", "lockdep", "kmemleak" */
+	char *arch;	     /* "x86_64" (later "arm64") */
+};
+
+struct plan_tests {
+	char *preset;		     /* a test set name ("smoke"), or NULL */
+	struct strvec groups;	     /* check -g */
+	struct strvec xgroups;	     /* check -x */
+	struct strvec tests;	     /* named tests, "generic/001" */
+	struct strvec exclude;	     /* check -e */
+	struct strvec exclude_files; /* check -E */
+};
+
+struct plan {
+	struct plan_kernel kernel;
+	struct strvec configs;	    /* "ext4/4k", in run order */
+	char *backend;		    /* "qemu" */
+	struct strvec backend_opts; /* "key=value" */
+	struct plan_tests tests;
+	char *fstests_src; /* a directory or git URL; NULL for the default */
+	unsigned shards;   /* >= 1 */
+	unsigned cpus;	   /* per guest, >= 1 */
+	uint64_t mem;	   /* bytes per guest */
+};
+
+void plan_init(struct plan *plan);
+void plan_release(struct plan *plan);
+void plan_copy(struct plan *dst, const struct plan *src);
+
+/*
+ * Fill what is unset with defaults that work on a plain Linux box: the
+ * automatic kernel, ext4/4k, the qemu backend, the smoke set when no test
+ * is named, 1 shard, 2 CPUs (fewer when the host has fewer), 2 GiB.
+ */
+void plan_defaults(struct plan *plan);
+
+/* The plan as pretty JSON (free() it). */
+char *plan_to_json(const struct plan *plan);
+/* Parse JSON; source names the text in messages (a file name). */
+enum status plan_from_json(const char *text, const char *source, struct plan *out);
+enum status plan_load(const char *path, struct plan *out);
+enum status plan_save(const char *path, const struct plan *plan);
+
+/*
+ * Check the plan against the profiles and the backends this fswb has
+ * (backends: NULL-terminated names). Names the bad field and the choices.
+ */
+enum status plan_validate(const struct plan *plan, const struct profiles *profiles,
+			  const char *const *backends);
+
+/* Set a backend option "key=value", replacing an earlier value for key. */
+void plan_set_backend_opt(struct plan *plan, const char *key, const char *value);
+/* The value of a backend option, or NULL. */
+const char *plan_backend_opt(const struct plan *plan, const char *key);
+
+#endif

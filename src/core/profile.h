@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Profiles: the data under profiles/, and the one strict loader for it.
+ *
+ *	profiles/fs/FS/CFG.conf		filesystem configurations (ext4/4k, xfs/1k, ...)
+ *	profiles/sets/NAME.conf		test sets (smoke, quick, auto)
+ *	profiles/exclude/FS/CFG.exclude	tests a config skips (check -E format)
+ *	profiles/kconfig/*.config	kernel config fragments (read by kbuild)
+ *
+ * A .conf file is lines of `key = value`; blank lines and lines starting
+ * with '#' are ignored; the value runs to the end of the line with white
+ * space trimmed, and is never interpreted by a shell. Every key has a type:
+ *	string	any text (may be empty where the key allows)
+ *	size	512M, 5G, 2GiB (see parse_size())
+ *	count	a whole number
+ *	list	words separated by white space
+ * An unknown key, a key given twice, a value of the wrong type or a missing
+ * required key is ERR_PARSE with a message naming the file, the line (where
+ * there is one) and the key, e.g.
+ *	profiles/fs/ext4/4k.conf:4: unknown key 'mkfs_option' (did you mean 'mkfs_options'?)
+ *
+ * A configuration's name is its path below profiles/fs without ".conf".
+ */
+#ifndef FSWB_CORE_PROFILE_H
+#define FSWB_CORE_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/status.h"
+#include "core/util.h"
+
+/* One filesystem configuration. Sizes of 0 mean the device is not needed. */
+struct fs_config {
+	char *name;	       /* "ext4/4k" */
+	char *file;	       /* the file it came from */
+	char *description;     /* one sentence a newcomer understands */
+	char *fstyp;	       /* FSTYP: ext4, xfs, btrfs, f2fs, ... */
+	char *mkfs_options;    /* MKFS_OPTIONS, "" for none */
+	char *mount_options;   /* MOUNT_OPTIONS, "" for none */
+	uint64_t test_size;    /* TEST_DEV */
+	uint64_t scratch_size; /* SCRATCH_DEV (or each pool device) */
+	unsigned pool_devices; /* SCRATCH_DEV_POOL of N devices instead of SCRATCH_DEV; 0: none */
+	uint64_t logdev_size;  /* SCRATCH_LOGDEV/TEST_LOGDEV (USE_EXTERNAL=yes) */
+	uint64_t rtdev_size;   /* SCRATCH_RTDEV/TEST_RTDEV (USE_EXTERNAL=yes) */
+	struct strvec kconfig; /* kernel options it needs, without "CONFIG_" */
+	char *exclude;	       /* the exclude file's path, or NULL */
+};
+
+/* One test set: what "--preset NAME" selects. */
+struct test_set {
+	char *name; /* "smoke" */
+	char *file;
+	char *description;
+	struct strvec groups;  /* check -g */
+	struct strvec xgroups; /* check -x */
+	struct strvec env;     /* NAME=value given to check, e.g. SOAK_DURATION=3m */
+};
+
+struct profiles {
+	char *dir;		   /* the profiles/ directory */
+	struct fs_config *configs; /* sorted by name */
+	size_t nconfigs;
+	struct test_set *sets; /* sorted by name */
+	size_t nsets;
+};
+
+/* Load every profile under dir. On failure nothing is left allocated. */
+enum status profiles_load(const char *dir, struct profiles *out);
+void profiles_release(struct profiles *p);
+
+/* Look up by name; NULL when there is none. */
+const struct fs_config *profiles_config(const struct profiles *p, const char *name);
+const struct test_set *profiles_set(const struct profiles *p, const char *name);
+
+/*
+ * Resolve a -c argument the way xfstests-bld does: "ext4/4k", or "4k" alone
+ * when exactly one filesystem has it, or "ext4" for that filesystem's
+ * default (FS/default, else FS/4k). Unknown names are ERR_NOTFOUND with the
+ * closest valid name suggested.
+ */
+enum status profiles_resolve_config(const struct profiles *p, const char *arg,
+				    const struct fs_config **out);
+
+/* Parse one file's text (for tests and for the loader). */
+enum status fs_config_parse(const char *file, const char *name, const char *text,
+			    struct fs_config *out);
+enum status test_set_parse(const char *file, const char *name, const char *text,
+			   struct test_set *out);
+void fs_config_release(struct fs_config *c);
+void test_set_release(struct test_set *s);
+
+#endif

@@ -1,0 +1,52 @@
+# Shell test helpers: TAP output, scratch directories, cleanup.
+#
+#   . "$(dirname "$0")/../lib.sh"
+#   ok "profiles list" fswb profiles        runs the command, ok when it exits 0
+#   check "name" test "$a" = "$b"           same, for any command
+#   skip "name" "why"
+#   pass "name" / fail "name" "why"
+#   done_testing                            prints the plan line; exits 1 on failure
+#
+# Every test gets a scratch $FSWB_HOME and $HOME under $T (removed at exit)
+# and TZ=UTC. Cleanups registered with at_exit run in reverse order.
+set -u
+export TZ=UTC
+SRCDIR=${FSWB_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+FSWB=${FSWB_BIN:-$SRCDIR/build/fswb}
+export FSWB_DATADIR=${FSWB_DATADIR:-$SRCDIR}
+T=$(mktemp -d "${TMPDIR:-/tmp}/fswb-test.XXXXXX")
+export FSWB_HOME=$T/home HOME=$T/home
+mkdir -p "$HOME"
+_n=0
+_failed=0
+_cleanups=()
+
+at_exit() { _cleanups+=("$*"); }
+_run_cleanups() {
+	local i
+	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do
+		eval "${_cleanups[i]}" || true
+	done
+	rm -rf "$T"
+}
+trap _run_cleanups EXIT
+
+pass() { _n=$((_n + 1)); echo "ok $_n - $1"; }
+fail() {
+	_n=$((_n + 1)) _failed=1
+	echo "not ok $_n - $1"
+	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/# /'
+	return 0
+}
+skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; }
+check() {
+	local name=$1
+	shift
+	local out
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$out"; fi
+}
+ok() { check "$@"; }
+done_testing() {
+	echo "1..$_n"
+	[ "$_failed" -eq 0 ]
+}
