@@ -347,6 +347,8 @@ parse_size(const char *text, uint64_t *bytes)
 			end++;
 		if ((*end == 'B' || *end == 'b') && shift)
 			end++;
+		while (isspace((unsigned char)*end))
+			end++;
 		if (*end)
 			goto bad;
 	}
