@@ -5,7 +5,7 @@
  *	profiles/fs/FS/CFG.conf		filesystem configurations (ext4/4k, xfs/1k, ...)
  *	profiles/sets/NAME.conf		test sets (smoke, quick, auto)
  *	profiles/exclude/FS/CFG.exclude	tests a config skips (check -E format)
- *	profiles/kconfig/*.config	kernel config fragments (read by kbuild)
+ *	profiles/kconfig/NAME.config	kernel config fragments (read by kbuild)
  *
  * A .conf file is lines of `key = value`; blank lines and lines starting
  * with '#' are ignored; the value runs to the end of the line with white
@@ -20,6 +20,16 @@
  *	profiles/fs/ext4/4k.conf:4: unknown key 'mkfs_option' (did you mean 'mkfs_options'?)
  *
  * A configuration's name is its path below profiles/fs without ".conf".
+ *
+ * The keys of profiles/fs/FS/CFG.conf (the fields of struct fs_config):
+ * description, fstyp, test_size, scratch_size and kconfig are required;
+ * mkfs_options, mount_options, pool_devices (2 to 16), logdev_size,
+ * rtdev_size and exclude are optional. fstyp must be the directory's name
+ * (FS). The keys of profiles/sets/NAME.conf: description (required),
+ * groups, xgroups, env (each word NAME=value). A value wrapped whole in
+ * quotes is refused (nothing strips them). Names (FS, CFG, NAME) use only
+ * letters, digits, '-', '_' and '.'; files not ending in ".conf" are not
+ * read.
  */
 #ifndef FSWB_CORE_PROFILE_H
 #define FSWB_CORE_PROFILE_H
@@ -44,7 +54,7 @@ struct fs_config {
 	uint64_t logdev_size;  /* SCRATCH_LOGDEV/TEST_LOGDEV (USE_EXTERNAL=yes) */
 	uint64_t rtdev_size;   /* SCRATCH_RTDEV/TEST_RTDEV (USE_EXTERNAL=yes) */
 	struct strvec kconfig; /* kernel options it needs, without "CONFIG_" */
-	char *exclude;	       /* the exclude file's path, or NULL */
+	char *exclude;	       /* the exclude file's path, or NULL (see below) */
 };
 
 /* One test set: what "--preset NAME" selects. */
@@ -65,7 +75,12 @@ struct profiles {
 	size_t nsets;
 };
 
-/* Load every profile under dir. On failure nothing is left allocated. */
+/*
+ * Load every profile under dir. On failure nothing is left allocated.
+ * Messages show paths as dir + the file's path below it. The exclude key
+ * is a path relative to dir; the loader checks the file exists and sets
+ * fs_config.exclude to dir/PATH (fs_config_parse leaves it as written).
+ */
 enum status profiles_load(const char *dir, struct profiles *out);
 void profiles_release(struct profiles *p);
 
@@ -78,6 +93,8 @@ const struct test_set *profiles_set(const struct profiles *p, const char *name);
  * when exactly one filesystem has it, or "ext4" for that filesystem's
  * default (FS/default, else FS/4k). Unknown names are ERR_NOTFOUND with the
  * closest valid name suggested.
+ * A name several filesystems have ("4k") is ERR_INVALID with a message
+ * listing the full names to choose from. *out is NULL on failure.
  */
 enum status profiles_resolve_config(const struct profiles *p, const char *arg,
 				    const struct fs_config **out);

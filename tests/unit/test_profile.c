@@ -1,0 +1,778 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The profile loader: every shipped profile loads and has what the rest of
+ * fswb relies on, -c names resolve the way xfstests-bld's do, and each kind
+ * of mistake is refused with a message naming the file, line and key.
+ */
+#include "testlib.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/paths.h"
+#include "core/profile.h"
+#include "core/util.h"
+
+static const char *const shipped_configs[] = {
+	"btrfs/compress", "btrfs/default", "ext4/1k",	     "ext4/4k",	     "ext4/bigalloc",
+	"ext4/encrypt",	  "ext4/ext3",	   "ext4/nojournal", "f2fs/default", "xfs/1k",
+	"xfs/4k",	  "xfs/logdev",	   "xfs/realtime",   "xfs/reflink",  "xfs/v4",
+};
+
+static const char *const shipped_fragments[] = {
+	"fstests", "ext4", "xfs", "btrfs", "f2fs", "debug-kasan", "debug-lockdep", "debug-kmemleak",
+};
+
+static struct profiles shipped;
+
+static int
+setup(void **state)
+{
+	char *dir;
+
+	if (test_setup_hermetic(state))
+		return -1;
+	dir = test_path("profiles");
+	if (profiles_load(dir, &shipped) != OK) {
+		fprintf(stderr, "# cannot load the shipped profiles: %s\n", error_msg());
+		free(dir);
+		return -1;
+	}
+	free(dir);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	profiles_release(&shipped);
+	return test_teardown_hermetic(state);
+}
+
+/* ---- the shipped profiles ---- */
+
+static void
+test_shipped_configs(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(shipped_configs); i++) {
+		const struct fs_config *c = profiles_config(&shipped, shipped_configs[i]);
+		size_t fslen = strcspn(shipped_configs[i], "/");
+
+		if (!c)
+			fail_msg("no shipped configuration '%s'", shipped_configs[i]);
+		assert_string_equal(c->name, shipped_configs[i]);
+		assert_true(strlen(c->description) > 20);
+		assert_true(strlen(c->fstyp) == fslen &&
+			    !strncmp(c->fstyp, shipped_configs[i], fslen));
+		assert_non_null(c->mkfs_options);
+		assert_non_null(c->mount_options);
+		assert_true(c->test_size >= (1ull << 30));
+		assert_true(c->scratch_size >= (1ull << 30));
+		assert_true(c->kconfig.n > 0);
+		/* every shipped config has an exclude file, resolved below the dir */
+		assert_non_null(c->exclude);
+		assert_true(str_startswith(c->exclude, shipped.dir));
+		assert_true(path_exists(c->exclude));
+		assert_true(str_endswith(c->file, ".conf"));
+	}
+	assert_int_equal(shipped.nconfigs, ARRAY_SIZE(shipped_configs));
+	for (size_t i = 1; i < shipped.nconfigs; i++)
+		assert_true(strcmp(shipped.configs[i - 1].name, shipped.configs[i].name) < 0);
+}
+
+static void
+test_shipped_devices(void **state)
+{
+	const struct fs_config *c;
+
+	(void)state;
+	c = profiles_config(&shipped, "btrfs/default");
+	assert_true(c->pool_devices >= 4);
+	c = profiles_config(&shipped, "btrfs/compress");
+	assert_true(c->pool_devices >= 4);
+	assert_non_null(strstr(c->mount_options, "compress"));
+	c = profiles_config(&shipped, "xfs/logdev");
+	assert_true(c->logdev_size > 0 && c->logdev_size < c->scratch_size);
+	assert_int_equal(c->rtdev_size, 0);
+	c = profiles_config(&shipped, "xfs/realtime");
+	assert_true(c->rtdev_size > 0 && c->rtdev_size < c->scratch_size);
+	assert_true(strvec_contains(&c->kconfig, "XFS_RT"));
+	c = profiles_config(&shipped, "xfs/v4");
+	assert_non_null(strstr(c->mkfs_options, "crc=0"));
+	assert_true(strvec_contains(&c->kconfig, "XFS_SUPPORT_V4"));
+	c = profiles_config(&shipped, "ext4/encrypt");
+	assert_true(strvec_contains(&c->kconfig, "FS_ENCRYPTION"));
+	c = profiles_config(&shipped, "ext4/4k");
+	assert_int_equal(c->pool_devices, 0);
+	assert_int_equal(c->logdev_size, 0);
+	assert_int_equal(c->rtdev_size, 0);
+	assert_true(strvec_contains(&c->kconfig, "EXT4_FS"));
+}
+
+static void
+test_shipped_sets(void **state)
+{
+	const struct test_set *s;
+
+	(void)state;
+	assert_int_equal(shipped.nsets, 3);
+	s = profiles_set(&shipped, "smoke");
+	assert_non_null(s);
+	assert_true(strvec_contains(&s->groups, "smoketest"));
+	assert_true(strvec_contains(&s->env, "SOAK_DURATION=3m"));
+	s = profiles_set(&shipped, "quick");
+	assert_non_null(s);
+	assert_true(strvec_contains(&s->groups, "quick"));
+	s = profiles_set(&shipped, "auto");
+	assert_non_null(s);
+	assert_true(strvec_contains(&s->groups, "auto"));
+	for (size_t i = 0; i < shipped.nsets; i++)
+		assert_true(strlen(shipped.sets[i].description) > 20);
+	assert_null(profiles_set(&shipped, "nosuchset"));
+}
+
+/* True when the fragment sets CONFIG_<opt>=y. */
+static bool
+fragment_sets(const char *text, const char *opt)
+{
+	char *want = xasprintf("\nCONFIG_%s=y\n", opt);
+	bool found = strstr(text, want) != NULL;
+
+	free(want);
+	return found;
+}
+
+static void
+test_shipped_kconfig(void **state)
+{
+	(void)state;
+	/* Each fragment says what it is for, and has only option lines. */
+	for (size_t i = 0; i < ARRAY_SIZE(shipped_fragments); i++) {
+		char *rel = xasprintf("profiles/kconfig/%s.config", shipped_fragments[i]);
+		char *path = test_path(rel);
+		char *text = test_read(path);
+		char *head = xasprintf("# %s.config: ", shipped_fragments[i]);
+		struct strvec lines = STRVEC_INIT;
+
+		assert_true(str_startswith(text, head));
+		strvec_split(&lines, text, "\n");
+		for (size_t j = 0; j < lines.n; j++) {
+			const char *l = lines.v[j];
+
+			if (str_startswith(l, "# CONFIG_")) {
+				if (!str_endswith(l, " is not set"))
+					fail_msg("%s: '%s' reads like an option line", rel, l);
+			} else if (l[0] != '#' &&
+				   !(str_startswith(l, "CONFIG_") && strchr(l, '='))) {
+				fail_msg("%s: '%s' is not CONFIG_X=value", rel, l);
+			}
+		}
+		strvec_clear(&lines);
+		free(head);
+		free(text);
+		free(path);
+		free(rel);
+	}
+	/* Every option a configuration needs is set by the fragments kbuild uses for it. */
+	for (size_t i = 0; i < shipped.nconfigs; i++) {
+		const struct fs_config *c = &shipped.configs[i];
+		char *fs_rel = xasprintf("profiles/kconfig/%s.config", c->fstyp);
+		char *fs_path = test_path(fs_rel),
+		     *base_path = test_path("profiles/kconfig/fstests.config");
+		char *fs_text = test_read(fs_path), *base_text = test_read(base_path);
+
+		for (size_t j = 0; j < c->kconfig.n; j++)
+			if (!fragment_sets(fs_text, c->kconfig.v[j]) &&
+			    !fragment_sets(base_text, c->kconfig.v[j]))
+				fail_msg("%s needs CONFIG_%s, which neither %s nor fstests.config "
+					 "sets",
+					 c->name, c->kconfig.v[j], fs_rel);
+		free(fs_text);
+		free(base_text);
+		free(fs_path);
+		free(base_path);
+		free(fs_rel);
+	}
+}
+
+static bool
+is_test_name(const char *s)
+{
+	const char *slash = strchr(s, '/');
+
+	if (!slash || slash == s || !slash[1])
+		return false;
+	for (const char *p = s; p < slash; p++)
+		if (!islower((unsigned char)*p) && !isdigit((unsigned char)*p))
+			return false;
+	for (const char *p = slash + 1; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
+	return true;
+}
+
+static void
+test_shipped_excludes(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < shipped.nconfigs; i++) {
+		char *text = test_read(shipped.configs[i].exclude);
+		struct strvec lines = STRVEC_INIT;
+
+		assert_true(str_startswith(text, "# "));
+		strvec_split(&lines, text, "\n");
+		for (size_t j = 0; j < lines.n; j++) {
+			char *l = lines.v[j], *hash = strchr(l, '#');
+			char *name;
+
+			if (hash == l)
+				continue;
+			/* an entry: "fs/NNN  # why"; the why is required */
+			if (!hash)
+				fail_msg("%s: '%s' has no comment saying why",
+					 shipped.configs[i].exclude, l);
+			*hash = '\0';
+			name = str_trim(l);
+			if (!is_test_name(name))
+				fail_msg("%s: '%s' is not a test name", shipped.configs[i].exclude,
+					 name);
+		}
+		strvec_clear(&lines);
+		free(text);
+	}
+}
+
+/* ---- resolving -c names ---- */
+
+static void
+test_resolve(void **state)
+{
+	const struct fs_config *c;
+
+	(void)state;
+	assert_int_equal(profiles_resolve_config(&shipped, "ext4/4k", &c), OK);
+	assert_string_equal(c->name, "ext4/4k");
+	assert_int_equal(profiles_resolve_config(&shipped, "xfs/realtime", &c), OK);
+	assert_string_equal(c->name, "xfs/realtime");
+	/* a configuration name only one filesystem has */
+	assert_int_equal(profiles_resolve_config(&shipped, "ext3", &c), OK);
+	assert_string_equal(c->name, "ext4/ext3");
+	assert_int_equal(profiles_resolve_config(&shipped, "logdev", &c), OK);
+	assert_string_equal(c->name, "xfs/logdev");
+	/* a filesystem: FS/default, else FS/4k */
+	assert_int_equal(profiles_resolve_config(&shipped, "ext4", &c), OK);
+	assert_string_equal(c->name, "ext4/4k");
+	assert_int_equal(profiles_resolve_config(&shipped, "xfs", &c), OK);
+	assert_string_equal(c->name, "xfs/4k");
+	assert_int_equal(profiles_resolve_config(&shipped, "btrfs", &c), OK);
+	assert_string_equal(c->name, "btrfs/default");
+	assert_int_equal(profiles_resolve_config(&shipped, "f2fs", &c), OK);
+	assert_string_equal(c->name, "f2fs/default");
+}
+
+static void
+test_resolve_errors(void **state)
+{
+	const struct fs_config *c = (const struct fs_config *)1;
+
+	(void)state;
+	/* several filesystems have it: refuse and list them */
+	assert_int_equal(profiles_resolve_config(&shipped, "4k", &c), ERR_INVALID);
+	assert_null(c);
+	assert_string_equal(error_msg(),
+			    "configuration '4k' is ambiguous; say which: ext4/4k, xfs/4k");
+	assert_int_equal(profiles_resolve_config(&shipped, "1k", &c), ERR_INVALID);
+	assert_string_equal(error_msg(),
+			    "configuration '1k' is ambiguous; say which: ext4/1k, xfs/1k");
+
+	assert_int_equal(profiles_resolve_config(&shipped, "ext4/4kk", &c), ERR_NOTFOUND);
+	assert_null(c);
+	assert_string_equal(error_msg(),
+			    "unknown configuration 'ext4/4kk' (did you mean 'ext4/4k'?)");
+	assert_int_equal(profiles_resolve_config(&shipped, "xfs/realtim", &c), ERR_NOTFOUND);
+	assert_string_equal(error_msg(),
+			    "unknown configuration 'xfs/realtim' (did you mean 'xfs/realtime'?)");
+	assert_int_equal(profiles_resolve_config(&shipped, "btrfss", &c), ERR_NOTFOUND);
+	assert_string_equal(error_msg(), "unknown configuration 'btrfss' (did you mean 'btrfs'?)");
+
+	/* nothing close: say what there is */
+	assert_int_equal(profiles_resolve_config(&shipped, "ext4/with-everything-turned-on", &c),
+			 ERR_NOTFOUND);
+	assert_string_equal(error_msg(),
+			    "unknown configuration 'ext4/with-everything-turned-on'; ext4 has: "
+			    "ext4/1k, ext4/4k, ext4/bigalloc, ext4/encrypt, ext4/ext3, "
+			    "ext4/nojournal");
+	assert_int_equal(profiles_resolve_config(&shipped, "reiserfs-version-three", &c),
+			 ERR_NOTFOUND);
+	assert_true(str_startswith(error_msg(), "unknown configuration 'reiserfs-version-three'; "
+						"choose one of: btrfs/compress, btrfs/default, "));
+	assert_int_equal(profiles_resolve_config(&shipped, "", &c), ERR_NOTFOUND);
+	assert_string_equal(error_msg(), "no configuration named; give one like ext4/4k");
+}
+
+static void
+test_resolve_no_default(void **state)
+{
+	char *dir = test_tmp("nodefault");
+	char *conf = path_join(dir, "fs/xfs/1k.conf");
+	char *set = path_join(dir, "sets/quick.conf");
+	struct profiles p;
+	const struct fs_config *c;
+
+	(void)state;
+	test_write(conf, "description = XFS with 1 KiB blocks\nfstyp = xfs\ntest_size = 1G\n"
+			 "scratch_size = 1G\nkconfig = XFS_FS\n");
+	test_write(set, "description = short tests\ngroups = quick\n");
+	assert_int_equal(profiles_load(dir, &p), OK);
+	assert_int_equal(profiles_resolve_config(&p, "xfs", &c), ERR_NOTFOUND);
+	assert_string_equal(error_msg(),
+			    "'xfs' has no default configuration; choose one of: xfs/1k");
+	profiles_release(&p);
+	free(set);
+	free(conf);
+	free(dir);
+}
+
+/* ---- broken profile trees ---- */
+
+/* Load tests/fixtures/profiles-broken/CASE and expect message (after "DIR/"). */
+static void
+expect_broken(const char *name, enum status code, const char *message)
+{
+	char *rel = xasprintf("tests/fixtures/profiles-broken/%s", name);
+	char *dir = test_path(rel);
+	char *want = xasprintf("%s/%s", dir, message);
+	struct profiles p;
+
+	memset(&p, 0xa5, sizeof(p));
+	error_clear();
+	assert_int_equal(profiles_load(dir, &p), code);
+	assert_string_equal(error_msg(), want);
+	/* nothing is left allocated or pointing anywhere */
+	assert_null(p.configs);
+	assert_null(p.sets);
+	assert_null(p.dir);
+	assert_int_equal(p.nconfigs, 0);
+	assert_int_equal(p.nsets, 0);
+	free(want);
+	free(dir);
+	free(rel);
+}
+
+static void
+test_broken_unknown_key(void **state)
+{
+	(void)state;
+	expect_broken(
+		"unknown-key", ERR_PARSE,
+		"fs/ext4/4k.conf:4: unknown key 'mkfs_option' (did you mean 'mkfs_options'?)");
+}
+
+static void
+test_broken_duplicate_key(void **state)
+{
+	(void)state;
+	expect_broken("duplicate-key", ERR_PARSE,
+		      "fs/ext4/4k.conf:5: key 'fstyp' given twice (first on line 2)");
+}
+
+static void
+test_broken_bad_size(void **state)
+{
+	(void)state;
+	expect_broken("bad-size", ERR_PARSE,
+		      "fs/ext4/4k.conf:5: key 'test_size': 'big' is not a size; write it like "
+		      "512M, 5G or 2GiB");
+}
+
+static void
+test_broken_missing_key(void **state)
+{
+	(void)state;
+	expect_broken("missing-key", ERR_PARSE, "fs/ext4/4k.conf: missing key 'fstyp'");
+}
+
+static void
+test_broken_no_equals(void **state)
+{
+	(void)state;
+	expect_broken("no-equals", ERR_PARSE,
+		      "fs/ext4/4k.conf:3: no '=' in 'mkfs_options -b 4096'; write it as "
+		      "'key = value'");
+}
+
+static void
+test_broken_bad_count(void **state)
+{
+	(void)state;
+	expect_broken("bad-count", ERR_PARSE,
+		      "fs/btrfs/default.conf:5: key 'pool_devices': 'several' is not a whole "
+		      "number; write it like 4");
+}
+
+static void
+test_broken_kconfig_prefix(void **state)
+{
+	(void)state;
+	expect_broken("kconfig-prefix", ERR_PARSE,
+		      "fs/ext4/4k.conf:5: key 'kconfig': write 'EXT4_FS_POSIX_ACL', not "
+		      "'CONFIG_EXT4_FS_POSIX_ACL'");
+}
+
+static void
+test_broken_fstyp_mismatch(void **state)
+{
+	(void)state;
+	expect_broken("fstyp-mismatch", ERR_PARSE,
+		      "fs/xfs/4k.conf:2: key 'fstyp': 'ext4' does not match the directory 'xfs'; "
+		      "a configuration lives in profiles/fs/FSTYP/");
+}
+
+static void
+test_broken_missing_exclude(void **state)
+{
+	char *dir = test_path("tests/fixtures/profiles-broken/missing-exclude");
+	char *msg;
+
+	(void)state;
+	/* the message names the file it looked for, which has the dir in it twice */
+	msg = xasprintf("fs/xfs/4k.conf:6: key 'exclude': there is no file "
+			"'%s/exclude/xfs/4k.exclude'; create it or drop the line",
+			dir);
+	expect_broken("missing-exclude", ERR_PARSE, msg);
+	free(msg);
+	free(dir);
+}
+
+static void
+test_broken_bad_env(void **state)
+{
+	(void)state;
+	expect_broken("bad-env", ERR_PARSE,
+		      "sets/smoke.conf:3: key 'env': 'SOAK_DURATION' is not NAME=value; write it "
+		      "like SOAK_DURATION=3m");
+}
+
+/* A relative directory shows up in messages as given. */
+static void
+test_broken_relative_path(void **state)
+{
+	char *src = test_srcdir();
+	char *cwd = getcwd(NULL, 0);
+	struct profiles p;
+
+	(void)state;
+	assert_int_equal(chdir(src), 0);
+	assert_int_equal(profiles_load("tests/fixtures/profiles-broken/unknown-key", &p),
+			 ERR_PARSE);
+	assert_string_equal(error_msg(), "tests/fixtures/profiles-broken/unknown-key/fs/ext4/"
+					 "4k.conf:4: unknown key 'mkfs_option' (did you mean "
+					 "'mkfs_options'?)");
+	assert_int_equal(chdir(cwd), 0);
+	free(cwd);
+	free(src);
+}
+
+static void
+test_broken_trees_in_scratch(void **state)
+{
+	char *dir = test_tmp("trees");
+	char *a = path_join(dir, "a"), *b = path_join(dir, "b"), *c = path_join(dir, "c");
+	char *d = path_join(dir, "d"), *e = path_join(dir, "e");
+	char *path, *want;
+	struct profiles p;
+	static const char good[] = "description = XFS with 4 KiB blocks\nfstyp = xfs\n"
+				   "test_size = 1G\nscratch_size = 1G\nkconfig = XFS_FS\n";
+
+	(void)state;
+	/* no fs/ directory at all */
+	assert_int_equal(profiles_load(a, &p), ERR_NOTFOUND);
+	want = xasprintf("cannot open '%s/fs': No such file or directory; set FSWB_DATADIR to "
+			 "the directory holding profiles/",
+			 a);
+	assert_string_equal(error_msg(), want);
+	free(want);
+
+	/* a configuration outside a filesystem directory */
+	path = path_join(b, "fs/4k.conf");
+	test_write(path, good);
+	assert_int_equal(profiles_load(b, &p), ERR_PARSE);
+	want = xasprintf("%s: a configuration belongs in a filesystem directory; move it to "
+			 "%s/fs/FSTYP/4k.conf",
+			 path, b);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	free(path);
+
+	/* a NUL byte */
+	path = path_join(c, "fs/xfs/4k.conf");
+	test_write(path, "");
+	assert_int_equal(write_file_atomic(path, "fstyp = xfs\n\0x\n", 15, 0644), OK);
+	assert_int_equal(profiles_load(c, &p), ERR_PARSE);
+	want = xasprintf("%s: contains a NUL byte; a profile is a text file", path);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	free(path);
+
+	/* a name that would not survive "-c a,b" */
+	path = path_join(d, "fs/xfs/4k,1k.conf");
+	test_write(path, good);
+	assert_int_equal(profiles_load(d, &p), ERR_PARSE);
+	want = xasprintf("%s: 'xfs/4k,1k' is not a usable configuration name; use only letters, "
+			 "digits, '-', '_' and '.'",
+			 path);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	free(path);
+
+	/* configurations but no sets; files not ending in .conf are not read */
+	path = path_join(e, "fs/xfs/4k.conf");
+	test_write(path, good);
+	free(path);
+	path = path_join(e, "fs/xfs/4k.conf~");
+	test_write(path, "garbage\n");
+	free(path);
+	path = path_join(e, "sets/README");
+	test_write(path, "garbage\n");
+	assert_int_equal(profiles_load(e, &p), ERR_NOTFOUND);
+	want = xasprintf("'%s/sets' has no test sets; they are files NAME.conf", e);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	free(path);
+	path = path_join(e, "sets/quick.conf");
+	test_write(path, "description = short tests\ngroups = quick\n");
+	assert_int_equal(profiles_load(e, &p), OK);
+	assert_int_equal(p.nconfigs, 1);
+	assert_int_equal(p.nsets, 1);
+	assert_null(p.configs[0].exclude);
+	profiles_release(&p);
+	free(path);
+
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	free(e);
+	free(dir);
+}
+
+/* ---- parsing one file ---- */
+
+static const char minimal[] = "description = XFS with 4 KiB blocks\n"
+			      "fstyp = xfs\n"
+			      "test_size = 5G\n"
+			      "scratch_size = 5G\n"
+			      "kconfig = XFS_FS\n";
+
+/* Parse minimal with extra appended; expect code and message after "f.conf". */
+static void
+expect_parse(const char *extra, enum status code, const char *message)
+{
+	char *text = xasprintf("%s%s", minimal, extra);
+	struct fs_config c;
+	enum status rc = fs_config_parse("f.conf", "xfs/x", text, &c);
+
+	if (rc != code)
+		fail_msg("'%s': got %s (%s), want %s", extra, status_name(rc), error_msg(),
+			 status_name(code));
+	if (rc == OK)
+		fs_config_release(&c);
+	else
+		assert_string_equal(error_msg(), message);
+	free(text);
+}
+
+static void
+test_parse_values(void **state)
+{
+	static const char text[] = "# a comment\r\n"
+				   "\n"
+				   "   # an indented comment\n"
+				   "description =   XFS, tuned: a=b   \r\n"
+				   "fstyp=xfs\n"
+				   "mkfs_options = -m crc=1,reflink=1 -i sparse=1\n"
+				   "mount_options = -o logbsize=256k\n"
+				   "test_size = 2GiB\n"
+				   "scratch_size = 1.5G\n"
+				   "pool_devices = 4\n"
+				   "logdev_size = 512M\n"
+				   "rtdev_size = 64K\n"
+				   "kconfig = XFS_FS\tXFS_RT   XFS_QUOTA\n"
+				   "exclude = exclude/xfs/x.exclude"; /* no final newline */
+	struct fs_config c;
+
+	(void)state;
+	assert_int_equal(fs_config_parse("f.conf", "xfs/x", text, &c), OK);
+	assert_string_equal(c.name, "xfs/x");
+	assert_string_equal(c.file, "f.conf");
+	assert_string_equal(c.description, "XFS, tuned: a=b");
+	assert_string_equal(c.fstyp, "xfs");
+	assert_string_equal(c.mkfs_options, "-m crc=1,reflink=1 -i sparse=1");
+	assert_string_equal(c.mount_options, "-o logbsize=256k");
+	assert_int_equal(c.test_size, 2ull << 30);
+	assert_int_equal(c.scratch_size, 3ull << 29);
+	assert_int_equal(c.pool_devices, 4);
+	assert_int_equal(c.logdev_size, 512ull << 20);
+	assert_int_equal(c.rtdev_size, 64 << 10);
+	assert_int_equal(c.kconfig.n, 3);
+	assert_string_equal(c.kconfig.v[0], "XFS_FS");
+	assert_string_equal(c.kconfig.v[1], "XFS_RT");
+	assert_string_equal(c.kconfig.v[2], "XFS_QUOTA");
+	assert_null(c.kconfig.v[3]);
+	/* fs_config_parse keeps the path as written; profiles_load resolves it */
+	assert_string_equal(c.exclude, "exclude/xfs/x.exclude");
+	fs_config_release(&c);
+
+	/* optional keys left out */
+	assert_int_equal(fs_config_parse("f.conf", "xfs/x", minimal, &c), OK);
+	assert_string_equal(c.mkfs_options, "");
+	assert_string_equal(c.mount_options, "");
+	assert_int_equal(c.pool_devices, 0);
+	assert_int_equal(c.logdev_size, 0);
+	assert_int_equal(c.rtdev_size, 0);
+	assert_null(c.exclude);
+	fs_config_release(&c);
+
+	/* an empty optional string is "" */
+	expect_parse("mount_options =\n", OK, NULL);
+}
+
+static void
+test_parse_errors(void **state)
+{
+	(void)state;
+	expect_parse("mount_options = \"-o compress\"\n", ERR_PARSE,
+		     "f.conf:6: key 'mount_options': drop the quotes; the value is the rest of "
+		     "the line as written");
+	expect_parse("pool_devices = 1\n", ERR_PARSE,
+		     "f.conf:6: key 'pool_devices': 1 is out of range; use 2 to 16");
+	expect_parse("pool_devices = -3\n", ERR_PARSE,
+		     "f.conf:6: key 'pool_devices': '-3' is not a whole number; write it like 4");
+	expect_parse("logdev_size = 0\n", ERR_PARSE,
+		     "f.conf:6: key 'logdev_size': the size must be more than 0");
+	expect_parse("logdev_size =\n", ERR_PARSE,
+		     "f.conf:6: key 'logdev_size' has no value; give it one or leave the line out");
+	expect_parse("exclude = ../../etc/passwd\n", ERR_PARSE,
+		     "f.conf:6: key 'exclude': '../../etc/passwd' must be a path below the "
+		     "profiles directory, like exclude/ext4/1k.exclude");
+	expect_parse("exclude = /etc/passwd\n", ERR_PARSE,
+		     "f.conf:6: key 'exclude': '/etc/passwd' must be a path below the profiles "
+		     "directory, like exclude/ext4/1k.exclude");
+	expect_parse("= 5\n", ERR_PARSE, "f.conf:6: no key before '='; write it as 'key = value'");
+	expect_parse("frobnicate = yes\n", ERR_PARSE,
+		     "f.conf:6: unknown key 'frobnicate'; the keys are: description, fstyp, "
+		     "mkfs_options, mount_options, test_size, scratch_size, pool_devices, "
+		     "logdev_size, rtdev_size, kconfig, exclude");
+	expect_parse("scratch size = 1G\n", ERR_PARSE,
+		     "f.conf:6: unknown key 'scratch size' (did you mean 'scratch_size'?)");
+
+	/* the same checks on keys the minimal text already has */
+	{
+		struct fs_config c;
+
+		assert_int_equal(
+			fs_config_parse("f.conf", "xfs/x", "description =\nfstyp = xfs\n", &c),
+			ERR_PARSE);
+		assert_string_equal(error_msg(),
+				    "f.conf:1: key 'description' has no value; give it one");
+		assert_int_equal(fs_config_parse("f.conf", "xfs/x", "fstyp = XFS v5\n", &c),
+				 ERR_PARSE);
+		assert_string_equal(error_msg(),
+				    "f.conf:1: key 'fstyp': 'XFS v5' is not a filesystem type; "
+				    "write it the way mount -t takes it, like ext4");
+		assert_int_equal(fs_config_parse("f.conf", "xfs/x", "kconfig = xfs_fs\n", &c),
+				 ERR_PARSE);
+		assert_string_equal(
+			error_msg(),
+			"f.conf:1: key 'kconfig': 'xfs_fs' is not a kernel option name; "
+			"write it like EXT4_FS");
+		assert_int_equal(
+			fs_config_parse("f.conf", "xfs/x", "kconfig = XFS_FS XFS_FS\n", &c),
+			ERR_PARSE);
+		assert_string_equal(error_msg(),
+				    "f.conf:1: key 'kconfig': 'XFS_FS' is listed twice");
+		assert_int_equal(fs_config_parse("f.conf", "xfs/x", "scratch_size = 5 gigs\n", &c),
+				 ERR_PARSE);
+		assert_string_equal(error_msg(), "f.conf:1: key 'scratch_size': '5 gigs' is not a "
+						 "size; write it like 512M, 5G or 2GiB");
+		assert_int_equal(fs_config_parse("f.conf", "xfs/x", "", &c), ERR_PARSE);
+		assert_string_equal(error_msg(), "f.conf: missing key 'description'");
+	}
+}
+
+static void
+test_parse_set(void **state)
+{
+	struct test_set s;
+
+	(void)state;
+	assert_int_equal(
+		test_set_parse("s.conf", "mine",
+			       "description = my tests\ngroups = quick rw\n"
+			       "xgroups = dangerous\nenv = SOAK_DURATION=1m FSSTRESS_AVOID=-f\n",
+			       &s),
+		OK);
+	assert_string_equal(s.name, "mine");
+	assert_string_equal(s.description, "my tests");
+	assert_int_equal(s.groups.n, 2);
+	assert_string_equal(s.groups.v[1], "rw");
+	assert_int_equal(s.xgroups.n, 1);
+	assert_int_equal(s.env.n, 2);
+	assert_string_equal(s.env.v[1], "FSSTRESS_AVOID=-f");
+	test_set_release(&s);
+
+	assert_int_equal(
+		test_set_parse("s.conf", "mine", "description = x\ngroups = quick,rw\n", &s),
+		ERR_PARSE);
+	assert_string_equal(error_msg(), "s.conf:2: key 'groups': 'quick,rw': separate groups with "
+					 "spaces, not commas");
+	assert_int_equal(
+		test_set_parse("s.conf", "mine", "description = x\nenv = A=1 B=2 A=3\n", &s),
+		ERR_PARSE);
+	assert_string_equal(error_msg(), "s.conf:2: key 'env': 'A' is set twice");
+	assert_int_equal(test_set_parse("s.conf", "mine", "description = x\nenv = 9LIVES=1\n", &s),
+			 ERR_PARSE);
+	assert_string_equal(error_msg(), "s.conf:2: key 'env': '9LIVES=1' is not NAME=value; "
+					 "write it like SOAK_DURATION=3m");
+	assert_int_equal(test_set_parse("s.conf", "mine", "groups = quick\n", &s), ERR_PARSE);
+	assert_string_equal(error_msg(), "s.conf: missing key 'description'");
+	assert_int_equal(test_set_parse("s.conf", "mine", "description = x\ngruops = quick\n", &s),
+			 ERR_PARSE);
+	assert_string_equal(error_msg(), "s.conf:2: unknown key 'gruops' (did you mean 'groups'?)");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shipped_configs),
+		cmocka_unit_test(test_shipped_devices),
+		cmocka_unit_test(test_shipped_sets),
+		cmocka_unit_test(test_shipped_kconfig),
+		cmocka_unit_test(test_shipped_excludes),
+		cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_resolve_errors),
+		cmocka_unit_test(test_resolve_no_default),
+		cmocka_unit_test(test_broken_unknown_key),
+		cmocka_unit_test(test_broken_duplicate_key),
+		cmocka_unit_test(test_broken_bad_size),
+		cmocka_unit_test(test_broken_missing_key),
+		cmocka_unit_test(test_broken_no_equals),
+		cmocka_unit_test(test_broken_bad_count),
+		cmocka_unit_test(test_broken_kconfig_prefix),
+		cmocka_unit_test(test_broken_fstyp_mismatch),
+		cmocka_unit_test(test_broken_missing_exclude),
+		cmocka_unit_test(test_broken_bad_env),
+		cmocka_unit_test(test_broken_relative_path),
+		cmocka_unit_test(test_broken_trees_in_scratch),
+		cmocka_unit_test(test_parse_values),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_set),
+	};
+
+	return cmocka_run_group_tests_name("profile", tests, setup, teardown);
+}
