@@ -142,6 +142,7 @@ struct event {
 		struct {
 			const char *test;    /* "generic/001" */
 			double prev_seconds; /* from check.time; < 0 when unknown */
+			unsigned rerun;	     /* 0 for the first run, n for -L rerun n */
 		} test_start;
 		struct {
 			const char *test;
@@ -163,6 +164,7 @@ struct event {
 			bool interrupted;
 			const char *failed_tests; /* space-separated, may be NULL */
 			const char *notrun_tests;
+			const char *ran_tests; /* check's "Ran:" list, may be NULL */
 		} summary;
 		struct {
 			enum status code;

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/paths.h"
+#include "core/plan.h"
+#include "core/profile.h"
+
+static struct profiles prof;
+static const char *const backends[] = { "qemu", NULL };
+
+static int
+setup(void **state)
+{
+	char *dir;
+	int rc = test_setup_hermetic(state);
+
+	if (rc)
+		return rc;
+	dir = test_path("profiles");
+	if (profiles_load(dir, &prof) != OK) {
+		fprintf(stderr, "cannot load profiles: %s\n", error_msg());
+		free(dir);
+		return -1;
+	}
+	free(dir);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	profiles_release(&prof);
+	return test_teardown_hermetic(state);
+}
+
+static void
+full_plan(struct plan *p)
+{
+	plan_init(p);
+	p->kernel.kind = KERNEL_TREE;
+	p->kernel.spec = xstrdup("/src/linux");
+	p->kernel.own_config = true;
+	strvec_push(&p->kernel.debug, "lockdep");
+	strvec_push(&p->configs, "ext4/4k");
+	strvec_push(&p->configs, "xfs/1k");
+	plan_set_backend_opt(p, "accel", "tcg");
+	plan_set_backend_opt(p, "odd key", "it's \"quoted\"");
+	p->tests.preset = NULL;
+	strvec_push(&p->tests.groups, "quick");
+	strvec_push(&p->tests.xgroups, "dangerous");
+	strvec_push(&p->tests.tests, "generic/001");
+	strvec_push(&p->tests.exclude, "generic/002");
+	p->fstests_src = xstrdup("https://example.org/fstests.git");
+	p->shards = 3;
+	p->cpus = 4;
+	p->mem = 3ull << 30;
+	plan_defaults(p);
+}
+
+static void
+test_defaults(void **state)
+{
+	struct plan p;
+
+	(void)state;
+	plan_init(&p);
+	plan_defaults(&p);
+	assert_int_equal(p.kernel.kind, KERNEL_AUTO);
+	assert_string_equal(p.configs.v[0], "ext4/4k");
+	assert_int_equal(p.configs.n, 1);
+	assert_string_equal(p.backend, "qemu");
+	assert_string_equal(p.tests.preset, "smoke");
+	assert_int_equal(p.shards, 1);
+	assert_true(p.cpus >= 1 && p.cpus <= 2);
+	assert_int_equal(p.mem, 2ull << 30);
+	assert_int_equal(plan_validate(&p, &prof, backends), OK);
+	plan_release(&p);
+}
+
+static void
+test_round_trip(void **state)
+{
+	struct plan a, b;
+	char *ja, *jb;
+
+	(void)state;
+	full_plan(&a);
+	ja = plan_to_json(&a);
+	plan_init(&b);
+	assert_int_equal(plan_from_json(ja, "a.json", &b), OK);
+	jb = plan_to_json(&b);
+	assert_string_equal(ja, jb);
+	assert_int_equal(b.kernel.kind, KERNEL_TREE);
+	assert_string_equal(b.kernel.spec, "/src/linux");
+	assert_true(b.kernel.own_config);
+	assert_string_equal(b.kernel.debug.v[0], "lockdep");
+	assert_string_equal(b.configs.v[1], "xfs/1k");
+	assert_string_equal(plan_backend_opt(&b, "odd key"), "it's \"quoted\"");
+	assert_string_equal(plan_backend_opt(&b, "accel"), "tcg");
+	assert_null(plan_backend_opt(&b, "acce"));
+	assert_string_equal(b.tests.exclude.v[0], "generic/002");
+	assert_int_equal(b.shards, 3);
+	assert_int_equal(b.cpus, 4);
+	assert_int_equal(b.mem, 3ull << 30);
+	assert_int_equal(plan_validate(&b, &prof, backends), OK);
+	free(ja);
+	free(jb);
+	plan_release(&a);
+	plan_release(&b);
+}
+
+static void
+test_save_load(void **state)
+{
+	struct plan a, b;
+	char *path = test_tmp("plan.json");
+	char *ja, *jb;
+
+	(void)state;
+	full_plan(&a);
+	assert_int_equal(plan_save(path, &a), OK);
+	plan_init(&b);
+	assert_int_equal(plan_load(path, &b), OK);
+	ja = plan_to_json(&a);
+	jb = plan_to_json(&b);
+	assert_string_equal(ja, jb);
+	free(ja);
+	free(jb);
+	free(path);
+	plan_release(&a);
+	plan_release(&b);
+}
+
+static void
+test_copy(void **state)
+{
+	struct plan a, b;
+	char *ja, *jb;
+
+	(void)state;
+	full_plan(&a);
+	plan_init(&b);
+	plan_copy(&b, &a);
+	plan_release(&a);
+	full_plan(&a);
+	ja = plan_to_json(&a);
+	jb = plan_to_json(&b);
+	assert_string_equal(ja, jb);
+	free(ja);
+	free(jb);
+	plan_release(&a);
+	plan_release(&b);
+}
+
+/* Each bad input must fail with a message containing expect. */
+static void
+expect_bad_json(const char *json, const char *expect)
+{
+	struct plan p;
+	enum status rc;
+
+	plan_init(&p);
+	rc = plan_from_json(json, "bad.json", &p);
+	if (rc == OK)
+		fail_msg("accepted: %s", json);
+	if (!strstr(error_msg(), expect))
+		fail_msg("message '%s' lacks '%s'", error_msg(), expect);
+	plan_release(&p);
+}
+
+static void
+test_bad_json(void **state)
+{
+	(void)state;
+	expect_bad_json("{", "bad.json:1:");
+	expect_bad_json("[]", "a plan is a JSON object");
+	expect_bad_json("{\"cpu\": 2}", "field 'cpu': unknown field (did you mean 'cpus'?)");
+	expect_bad_json("{\"cpus\": \"two\"}", "field 'cpus': expected a whole number");
+	expect_bad_json("{\"cpus\": 0}", "field 'cpus'");
+	expect_bad_json("{\"version\": 9}", "plan version 1");
+	expect_bad_json("{\"kernel\": {\"kind\": \"built\"}}",
+			"field 'kernel.kind': 'built' is not a kernel kind; valid: auto");
+	expect_bad_json("{\"kernel\": {\"spek\": \"x\"}}",
+			"field 'kernel.spek': unknown field (did you mean 'spec'?)");
+	expect_bad_json("{\"kernel\": []}", "field 'kernel': expected an object");
+	expect_bad_json("{\"tests\": {\"groups\": [\"quick\", 3]}}",
+			"field 'tests.groups[1]': expected a string");
+	expect_bad_json("{\"tests\": {\"groups\": \"quick\"}}",
+			"field 'tests.groups': expected a list of strings");
+	expect_bad_json("{\"backend\": {\"options\": {\"a\": 1}}}",
+			"field 'backend.options.a': expected a string");
+	expect_bad_json("{\"mem\": \"lots\"}", "field 'mem': 'lots' is not a size");
+	expect_bad_json("{\"cpus\": 1, \"cpus\": 2}", "duplicate");
+}
+
+static void
+expect_invalid(struct plan *p, const char *expect)
+{
+	enum status rc = plan_validate(p, &prof, backends);
+
+	if (rc == OK)
+		fail_msg("plan accepted, expected '%s'", expect);
+	if (!strstr(error_msg(), expect))
+		fail_msg("message '%s' lacks '%s'", error_msg(), expect);
+}
+
+static void
+test_validate(void **state)
+{
+	struct plan p;
+
+	(void)state;
+	plan_init(&p);
+	plan_defaults(&p);
+
+	strvec_push(&p.configs, "ext4/4kk");
+	expect_invalid(&p, "configs: unknown 'ext4/4kk' (did you mean 'ext4/4k'?)");
+	strvec_clear(&p.configs);
+	strvec_push(&p.configs, "ext4/4k");
+	strvec_push(&p.configs, "ext4/4k");
+	expect_invalid(&p, "'ext4/4k' is named twice");
+	strvec_clear(&p.configs);
+	expect_invalid(&p, "configs: name at least one");
+	strvec_push(&p.configs, "ext4/4k");
+
+	free(p.backend);
+	p.backend = xstrdup("qemuu");
+	expect_invalid(&p, "backend.name: unknown 'qemuu' (did you mean 'qemu'?); valid: qemu");
+	free(p.backend);
+	p.backend = xstrdup("qemu");
+
+	free(p.tests.preset);
+	p.tests.preset = xstrdup("smok");
+	expect_invalid(&p, "tests.preset: unknown 'smok' (did you mean 'smoke'?)");
+	free(p.tests.preset);
+	p.tests.preset = NULL;
+	expect_invalid(&p, "tests: choose a preset");
+	strvec_push(&p.tests.tests, "generic001");
+	expect_invalid(&p, "tests.tests[0]: 'generic001' is not a test name");
+	strvec_clear(&p.tests.tests);
+	strvec_push(&p.tests.tests, "generic/0*");
+	assert_int_equal(plan_validate(&p, &prof, backends), OK);
+	strvec_push(&p.tests.groups, "qu ick");
+	expect_invalid(&p, "tests.groups[0]: 'qu ick' is not a group name");
+	strvec_clear(&p.tests.groups);
+	strvec_push(&p.tests.exclude_files, "/nonexistent/exclude");
+	expect_invalid(&p, "'/nonexistent/exclude' does not exist");
+	strvec_clear(&p.tests.exclude_files);
+
+	strvec_push(&p.kernel.debug, "kasn");
+	expect_invalid(&p, "kernel.debug: unknown 'kasn' (did you mean 'kasan'?)");
+	strvec_clear(&p.kernel.debug);
+	p.kernel.kind = KERNEL_TREE;
+	expect_invalid(&p, "kernel.spec: a kernel tree needs a path");
+	p.kernel.kind = KERNEL_INSTALLED;
+	p.kernel.own_config = true;
+	expect_invalid(&p, "only a kernel tree has its own config");
+	p.kernel.own_config = false;
+	free(p.kernel.arch);
+	p.kernel.arch = xstrdup("x86");
+	expect_invalid(&p, "kernel.arch: unknown 'x86'");
+	free(p.kernel.arch);
+	p.kernel.arch = xstrdup("arm64");
+
+	p.mem = 100 << 20;
+	expect_invalid(&p, "mem: a guest needs at least 256M");
+	p.mem = 1ull << 30;
+	p.cpus = 0;
+	expect_invalid(&p, "cpus: 0 is out of range");
+	p.cpus = 1;
+	p.shards = 65;
+	expect_invalid(&p, "shards: 65 is out of range");
+	p.shards = 1;
+	assert_int_equal(plan_validate(&p, &prof, backends), OK);
+	plan_release(&p);
+}
+
+static void
+test_backend_opts(void **state)
+{
+	struct plan p;
+
+	(void)state;
+	plan_init(&p);
+	plan_set_backend_opt(&p, "host", "a");
+	plan_set_backend_opt(&p, "host", "b=c");
+	plan_set_backend_opt(&p, "user", "root");
+	assert_int_equal(p.backend_opts.n, 2);
+	assert_string_equal(plan_backend_opt(&p, "host"), "b=c");
+	assert_string_equal(plan_backend_opt(&p, "user"), "root");
+	plan_release(&p);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_save_load),    cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_bad_json),     cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_backend_opts),
+	};
+
+	return cmocka_run_group_tests_name("plan", tests, setup, teardown);
+}
