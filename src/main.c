@@ -1,13 +1,624 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fswb's composition root: argv becomes a plan, the plan goes to the TUI or
+ * to the headless commands. Nothing below reads argv.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "core/paths.h"
+#include "core/plan.h"
+#include "core/profile.h"
+#include "core/status.h"
+#include "core/util.h"
+
+/* The backends this fswb has; the wizard and plan validation read it. */
+static const char *const backend_names[] = { "qemu", NULL };
+
+static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static _Noreturn void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	run_fatal_hook();
+	fputs("fswb: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* Print the recorded error and return the exit code for "nothing could run". */
+static int
+report(enum status rc)
+{
+	fprintf(stderr, "fswb: error: %s\n", error_msg());
+	return rc == OK ? 0 : 2;
+}
+
+static const char usage_text[] =
+	"usage: fswb [--help] [--version] [COMMAND [OPTIONS]]\n"
+	"\n"
+	"fswb, the fstests workbench, runs the Linux filesystem test suite fstests\n"
+	"(xfstests) for you: it picks a kernel, a filesystem configuration, a place to\n"
+	"run and a set of tests, builds what is missing and runs check.\n"
+	"\n"
+	"Commands:\n"
+	"  run [OPTIONS] [TEST...]   run fstests (headless; prints a line per test)\n"
+	"  plan [OPTIONS] --dump     print the plan those options make, as JSON\n"
+	"  profiles [show CFG]       list filesystem configurations and test sets\n"
+	"\n"
+	"Options of run and plan (the ones fstests users know keep their meaning):\n"
+	"  -c, --config FS/CFG[,..]  filesystem configurations, as xfstests-bld names\n"
+	"                            them (ext4/4k, xfs/1k, btrfs/default); default ext4/4k\n"
+	"  -g, --group GROUP[,..]    run the tests in these groups (check -g)\n"
+	"  -x, --exclude-group GROUP[,..]  leave out the tests in these groups (check -x)\n"
+	"  -e, --exclude TEST[,..]   leave out these tests (check -e)\n"
+	"  -E, --exclude-file FILE   leave out the tests listed in FILE (check -E)\n"
+	"      --preset NAME         a test set: smoke (default), quick or auto\n"
+	"      --kernel PATH|VERSION a kernel tree, a bzImage, or an installed version\n"
+	"      --modules PATH        modules directory or tarball for a bzImage\n"
+	"      --own-config          build a kernel tree with its own .config\n"
+	"      --debug FRAG[,..]     add debug options to a built kernel: kasan,\n"
+	"                            lockdep, kmemleak\n"
+	"      --arch ARCH           x86_64 (default) or arm64\n"
+	"      --backend NAME        where to run: qemu (default)\n"
+	"  -o, --backend-opt KEY=VALUE  an option for the backend\n"
+	"      --fstests-src DIR|URL fstests to build into the appliance\n"
+	"      --cpus N              CPUs per guest (default 2)\n"
+	"      --mem SIZE            memory per guest (default 2G)\n"
+	"      --shards N            split the tests over N guests (default 1)\n"
+	"      --plan FILE           start from a saved plan (JSON)\n"
+	"      --dump                (plan) print the plan as JSON\n"
+	"  TEST...                   tests by name or glob: generic/001 'xfs/1*'\n"
+	"\n"
+	"Options of profiles:\n"
+	"      --json                print as JSON\n"
+	"\n"
+	"General options:\n"
+	"  -h, --help                show this help\n"
+	"  -V, --version             show fswb's version\n"
+	"\n"
+	"See fswb(1) and docs/getting-started/ for more.\n";
+
+static void
+usage(FILE *f)
+{
+	fputs(usage_text, f);
+}
+
+/* ---- profiles ---- */
+
+static struct profiles profiles;
+static bool profiles_loaded;
+
+static const struct profiles *
+load_profiles(void)
+{
+	char *datadir, *dir;
+	enum status rc;
+
+	if (profiles_loaded)
+		return &profiles;
+	datadir = fswb_datadir();
+	dir = path_join(datadir, "profiles");
+	rc = profiles_load(dir, &profiles);
+	free(datadir);
+	free(dir);
+	if (rc != OK)
+		die("%s", error_msg());
+	profiles_loaded = true;
+	return &profiles;
+}
+
+/* ---- option parsing for run and plan ---- */
+
+enum {
+	OPT_PRESET = 256,
+	OPT_KERNEL,
+	OPT_MODULES,
+	OPT_OWN_CONFIG,
+	OPT_DEBUG,
+	OPT_ARCH,
+	OPT_BACKEND,
+	OPT_FSTESTS_SRC,
+	OPT_CPUS,
+	OPT_MEM,
+	OPT_SHARDS,
+	OPT_PLAN,
+	OPT_DUMP,
+	OPT_JSON,
+};
+
+static const struct option plan_options[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "group", required_argument, NULL, 'g' },
+	{ "exclude-group", required_argument, NULL, 'x' },
+	{ "exclude", required_argument, NULL, 'e' },
+	{ "exclude-file", required_argument, NULL, 'E' },
+	{ "preset", required_argument, NULL, OPT_PRESET },
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "modules", required_argument, NULL, OPT_MODULES },
+	{ "own-config", no_argument, NULL, OPT_OWN_CONFIG },
+	{ "debug", required_argument, NULL, OPT_DEBUG },
+	{ "arch", required_argument, NULL, OPT_ARCH },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "backend-opt", required_argument, NULL, 'o' },
+	{ "fstests-src", required_argument, NULL, OPT_FSTESTS_SRC },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "plan", required_argument, NULL, OPT_PLAN },
+	{ "dump", no_argument, NULL, OPT_DUMP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct cli {
+	struct plan plan;
+	bool dump;
+	bool json;
+};
+
+/* The argument that getopt rejected, for "did you mean". */
+static _Noreturn void
+bad_option(const char *cmd, const char *arg, const struct option *opts)
+{
+	const char *names[64];
+	size_t n = 0;
+	const char *close;
+	char *word = NULL;
+
+	if (arg && str_startswith(arg, "--")) {
+		const char *eq = strchr(arg, '=');
+
+		word = xstrndup(arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
+		for (; opts[n].name && n < ARRAY_SIZE(names); n++)
+			names[n] = opts[n].name;
+		close = closest_match(word, names, n);
+		if (close)
+			die("fswb %s: unknown option '--%s' (did you mean '--%s'?); see 'fswb "
+			    "--help'",
+			    cmd, word, close);
+		die("fswb %s: unknown option '--%s'; see 'fswb --help'", cmd, word);
+	}
+	die("fswb %s: unknown option '%s'; see 'fswb --help'", cmd, arg ? arg : "?");
+}
+
+static void
+push_list(struct strvec *sv, const char *arg)
+{
+	strvec_split(sv, arg, ", \t\n");
+}
+
+static unsigned
+parse_count(const char *opt, const char *arg, unsigned max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1 || v > max)
+		die("--%s: '%s' is not a whole number from 1 to %u", opt, arg, max);
+	return (unsigned)v;
+}
+
+/* A kernel spec: a directory is a tree, a file an image, anything else a version. */
+static void
+set_kernel(struct plan *plan, const char *arg)
+{
+	free(plan->kernel.spec);
+	plan->kernel.spec = xstrdup(arg);
+	if (path_is_dir(arg))
+		plan->kernel.kind = KERNEL_TREE;
+	else if (path_exists(arg))
+		plan->kernel.kind = KERNEL_IMAGE;
+	else if (strchr(arg, '/'))
+		die("--kernel: '%s' does not exist; give a kernel tree, a bzImage or an installed "
+		    "kernel version",
+		    arg);
+	else
+		plan->kernel.kind = KERNEL_INSTALLED;
+}
+
+/*
+ * Parse the options of run and plan into cli->plan. --plan FILE is read
+ * first, whatever its position, so that the other options refine it.
+ */
+static void
+parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
+{
+	const struct profiles *prof = load_profiles();
+	struct plan *plan = &cli->plan;
+	bool configs_given = false, tests_given = false;
+	int c;
+
+	plan_init(plan);
+	for (int i = 1; i < argc; i++) {
+		const char *file = NULL;
+
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--plan") && i + 1 < argc)
+			file = argv[i + 1];
+		else if (str_startswith(argv[i], "--plan="))
+			file = argv[i] + 7;
+		if (file && plan_load(file, plan) != OK)
+			die("%s", error_msg());
+	}
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+c:g:x:e:E:o:h", plan_options, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (!configs_given)
+				strvec_clear(&plan->configs);
+			configs_given = true;
+			{
+				struct strvec names = STRVEC_INIT;
+
+				push_list(&names, optarg);
+				for (size_t i = 0; i < names.n; i++) {
+					const struct fs_config *cfg;
+
+					if (profiles_resolve_config(prof, names.v[i], &cfg) != OK)
+						die("-c: %s", error_msg());
+					if (!strvec_contains(&plan->configs, cfg->name))
+						strvec_push(&plan->configs, cfg->name);
+				}
+				strvec_clear(&names);
+			}
+			break;
+		case 'g':
+			if (!tests_given) {
+				free(plan->tests.preset);
+				plan->tests.preset = NULL;
+			}
+			tests_given = true;
+			push_list(&plan->tests.groups, optarg);
+			break;
+		case 'x':
+			push_list(&plan->tests.xgroups, optarg);
+			break;
+		case 'e':
+			push_list(&plan->tests.exclude, optarg);
+			break;
+		case 'E':
+			strvec_push(&plan->tests.exclude_files, optarg);
+			break;
+		case OPT_PRESET:
+			free(plan->tests.preset);
+			plan->tests.preset = xstrdup(optarg);
+			tests_given = true;
+			break;
+		case OPT_KERNEL:
+			set_kernel(plan, optarg);
+			break;
+		case OPT_MODULES:
+			free(plan->kernel.modules);
+			plan->kernel.modules = xstrdup(optarg);
+			break;
+		case OPT_OWN_CONFIG:
+			plan->kernel.own_config = true;
+			break;
+		case OPT_DEBUG:
+			push_list(&plan->kernel.debug, optarg);
+			break;
+		case OPT_ARCH:
+			free(plan->kernel.arch);
+			plan->kernel.arch = xstrdup(optarg);
+			break;
+		case OPT_BACKEND:
+			free(plan->backend);
+			plan->backend = xstrdup(optarg);
+			break;
+		case 'o': {
+			const char *eq = strchr(optarg, '=');
+			char *key;
+
+			if (!eq || eq == optarg)
+				die("--backend-opt: '%s' is not KEY=VALUE", optarg);
+			key = xstrndup(optarg, (size_t)(eq - optarg));
+			plan_set_backend_opt(plan, key, eq + 1);
+			free(key);
+			break;
+		}
+		case OPT_FSTESTS_SRC:
+			free(plan->fstests_src);
+			plan->fstests_src = xstrdup(optarg);
+			break;
+		case OPT_CPUS:
+			plan->cpus = parse_count("cpus", optarg, 1024);
+			break;
+		case OPT_MEM:
+			if (parse_size(optarg, &plan->mem) != OK)
+				die("--mem: %s", error_msg());
+			break;
+		case OPT_SHARDS:
+			plan->shards = parse_count("shards", optarg, 64);
+			break;
+		case OPT_PLAN:
+			break; /* read above */
+		case OPT_DUMP:
+			cli->dump = true;
+			break;
+		case OPT_JSON:
+			cli->json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			die("fswb %s: option '%s' needs a value; see 'fswb --help'", cmd,
+			    argv[optind - 1]);
+		default:
+			bad_option(cmd, argv[optind - 1], plan_options);
+		}
+	}
+	for (int i = optind; i < argc; i++) {
+		if (argv[i][0] == '-' && strcmp(argv[i], "--"))
+			bad_option(cmd, argv[i], plan_options);
+		if (!strcmp(argv[i], "--"))
+			continue;
+		if (!tests_given && !plan->tests.groups.n) {
+			free(plan->tests.preset);
+			plan->tests.preset = NULL;
+		}
+		tests_given = true;
+		strvec_push(&plan->tests.tests, argv[i]);
+	}
+	plan_defaults(plan);
+	if (plan_validate(plan, prof, backend_names) != OK)
+		die("%s", error_msg());
+}
+
+static int
+cmd_plan(int argc, char **argv)
+{
+	struct cli cli = { 0 };
+	char *json;
+
+	parse_plan_args("plan", argc, argv, &cli);
+	if (!cli.dump) {
+		fprintf(stderr, "fswb plan: add --dump to print the plan as JSON\n");
+		plan_release(&cli.plan);
+		return 2;
+	}
+	json = plan_to_json(&cli.plan);
+	fputs(json, stdout);
+	free(json);
+	plan_release(&cli.plan);
+	return 0;
+}
+
+static int
+cmd_run(int argc, char **argv)
+{
+	struct cli cli = { 0 };
+
+	parse_plan_args("run", argc, argv, &cli);
+	plan_release(&cli.plan);
+	fprintf(stderr, "fswb run: the plan is valid, but this fswb cannot boot a guest yet "
+			"(the local QEMU backend is still being built);\n"
+			"'fswb plan --dump' with the same options shows what would run\n");
+	return 2;
+}
+
+/* ---- profiles ---- */
+
+static void
+print_devices(const struct fs_config *c, struct strbuf *sb)
+{
+	char a[32], b[32];
+
+	strbuf_addf(sb, "TEST %s", format_size(c->test_size, a, sizeof(a)));
+	if (c->pool_devices)
+		strbuf_addf(sb, ", SCRATCH pool of %u x %s", c->pool_devices,
+			    format_size(c->scratch_size, b, sizeof(b)));
+	else
+		strbuf_addf(sb, ", SCRATCH %s", format_size(c->scratch_size, b, sizeof(b)));
+	if (c->logdev_size)
+		strbuf_addf(sb, ", LOG %s", format_size(c->logdev_size, a, sizeof(a)));
+	if (c->rtdev_size)
+		strbuf_addf(sb, ", RT %s", format_size(c->rtdev_size, a, sizeof(a)));
+}
+
+static json_t *
+config_json(const struct fs_config *c)
+{
+	json_t *o = json_object(), *k = json_array();
+
+	json_object_set_new(o, "name", json_string(c->name));
+	json_object_set_new(o, "description", json_string(c->description));
+	json_object_set_new(o, "fstyp", json_string(c->fstyp));
+	json_object_set_new(o, "mkfs_options", json_string(c->mkfs_options));
+	json_object_set_new(o, "mount_options", json_string(c->mount_options));
+	json_object_set_new(o, "test_size", json_integer((json_int_t)c->test_size));
+	json_object_set_new(o, "scratch_size", json_integer((json_int_t)c->scratch_size));
+	json_object_set_new(o, "pool_devices", json_integer(c->pool_devices));
+	json_object_set_new(o, "logdev_size", json_integer((json_int_t)c->logdev_size));
+	json_object_set_new(o, "rtdev_size", json_integer((json_int_t)c->rtdev_size));
+	for (size_t i = 0; i < c->kconfig.n; i++)
+		json_array_append_new(k, json_string(c->kconfig.v[i]));
+	json_object_set_new(o, "kconfig", k);
+	json_object_set_new(o, "exclude", c->exclude ? json_string(c->exclude) : json_null());
+	return o;
+}
+
+static json_t *
+set_json(const struct test_set *s)
+{
+	json_t *o = json_object(), *g = json_array(), *x = json_array(), *e = json_array();
+
+	json_object_set_new(o, "name", json_string(s->name));
+	json_object_set_new(o, "description", json_string(s->description));
+	for (size_t i = 0; i < s->groups.n; i++)
+		json_array_append_new(g, json_string(s->groups.v[i]));
+	for (size_t i = 0; i < s->xgroups.n; i++)
+		json_array_append_new(x, json_string(s->xgroups.v[i]));
+	for (size_t i = 0; i < s->env.n; i++)
+		json_array_append_new(e, json_string(s->env.v[i]));
+	json_object_set_new(o, "groups", g);
+	json_object_set_new(o, "exclude_groups", x);
+	json_object_set_new(o, "env", e);
+	return o;
+}
+
+static void
+print_json(json_t *v)
+{
+	char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	puts(text);
+	free(text);
+	json_decref(v);
+}
+
+static int
+show_config(const struct profiles *p, const char *name, bool json)
+{
+	const struct fs_config *c;
+	struct strbuf sb = STRBUF_INIT;
+	char *kconfig;
+
+	if (profiles_resolve_config(p, name, &c) != OK)
+		return report(ERR_NOTFOUND);
+	if (json) {
+		print_json(config_json(c));
+		return 0;
+	}
+	print_devices(c, &sb);
+	kconfig = strvec_join(&c->kconfig, " ");
+	printf("%s\n  %s\n\n", c->name, c->description);
+	printf("  FSTYP          %s\n", c->fstyp);
+	printf("  MKFS_OPTIONS   %s\n", *c->mkfs_options ? c->mkfs_options : "(none)");
+	printf("  MOUNT_OPTIONS  %s\n", *c->mount_options ? c->mount_options : "(none)");
+	printf("  devices        %s (sparse files)\n", sb.buf);
+	printf("  kernel needs   %s\n", kconfig);
+	if (c->exclude)
+		printf("  exclude file   %s\n", c->exclude);
+	printf("\nRun it with: fswb run -c %s\n", c->name);
+	free(kconfig);
+	strbuf_release(&sb);
+	return 0;
+}
+
+static int
+cmd_profiles(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct profiles *p;
+	bool json = false;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			bad_option("profiles", argv[optind - 1], opts);
+		}
+	}
+	p = load_profiles();
+	if (optind < argc) {
+		if (strcmp(argv[optind], "show") || optind + 2 != argc)
+			die("fswb profiles: expected 'fswb profiles show FS/CFG'");
+		return show_config(p, argv[optind + 1], json);
+	}
+	if (json) {
+		json_t *root = json_object(), *cfgs = json_array(), *sets = json_array();
+
+		for (size_t i = 0; i < p->nconfigs; i++)
+			json_array_append_new(cfgs, config_json(&p->configs[i]));
+		for (size_t i = 0; i < p->nsets; i++)
+			json_array_append_new(sets, set_json(&p->sets[i]));
+		json_object_set_new(root, "configs", cfgs);
+		json_object_set_new(root, "sets", sets);
+		print_json(root);
+		return 0;
+	}
+	printf("Filesystem configurations (choose with -c FS/CFG; several with commas):\n");
+	for (size_t i = 0; i < p->nconfigs; i++)
+		printf("  %-16s %s\n", p->configs[i].name, p->configs[i].description);
+	printf("\nTest sets (choose with --preset NAME; smoke is the default):\n");
+	for (size_t i = 0; i < p->nsets; i++)
+		printf("  %-16s %s\n", p->sets[i].name, p->sets[i].description);
+	printf("\nOr choose tests the way check does: -g GROUP, -x GROUP, -e TEST, -E FILE,\n"
+	       "or name them: fswb run generic/001 'xfs/1*'\n"
+	       "Details of one configuration: fswb profiles show ext4/4k\n");
+	return 0;
+}
+
+/* ---- dispatch ---- */
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+	{ "run", cmd_run },
+	{ "plan", cmd_plan },
+	{ "profiles", cmd_profiles },
+};
 
 int
 main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "--version")) {
+	const char *names[ARRAY_SIZE(commands)];
+	const char *close;
+	int rc;
+
+	paths_set_builtin(FSWB_SRCDIR, FSWB_SHAREDIR);
+	if (argc < 2) {
+		usage(stdout);
+		printf("\nStart with: fswb run   (the smoke tests on ext4/4k in a local guest)\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("fswb %s\n", FSWB_VERSION);
 		return 0;
 	}
-	return 0;
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		names[i] = commands[i].name;
+		if (!strcmp(argv[1], commands[i].name)) {
+			rc = commands[i].fn(argc - 1, argv + 1);
+			if (profiles_loaded)
+				profiles_release(&profiles);
+			return rc;
+		}
+	}
+	if (argv[1][0] == '-')
+		die("unknown option '%s'; see 'fswb --help'", argv[1]);
+	close = closest_match(argv[1], names, ARRAY_SIZE(names));
+	if (close)
+		die("'%s' is not a fswb command (did you mean '%s'?); see 'fswb --help'", argv[1],
+		    close);
+	die("'%s' is not a fswb command; see 'fswb --help'", argv[1]);
 }

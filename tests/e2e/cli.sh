@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The command line: help, version, errors that suggest, profiles, plans, and
+# the man page covering every option --help shows.
+. "$(dirname "$0")/../lib.sh"
+
+out=$("$FSWB" --version)
+check "--version prints the version" grep -qE '^fswb [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
+
+help=$("$FSWB" --help)
+check "--help lists run" grep -q '^  run ' <<<"$help"
+check "--help lists profiles" grep -q '^  profiles ' <<<"$help"
+
+err=$("$FSWB" rnu 2>&1)
+rc=$?
+check "unknown command exits 2" test "$rc" -eq 2
+check "unknown command suggests run" grep -q "did you mean 'run'" <<<"$err"
+
+err=$("$FSWB" plan --dump --cpuss 2 2>&1)
+check "unknown option suggests --cpus" grep -q "unknown option '--cpuss' (did you mean '--cpus'?)" <<<"$err"
+
+err=$("$FSWB" plan --dump -c ext4/4kk 2>&1)
+check "unknown config suggests ext4/4k" grep -q "did you mean 'ext4/4k'" <<<"$err"
+
+err=$("$FSWB" plan --dump --cpus 2 --mem lots 2>&1)
+check "bad size names the option" grep -q -- "--mem: 'lots' is not a size" <<<"$err"
+
+list=$("$FSWB" profiles)
+for cfg in ext4/4k ext4/1k xfs/4k xfs/1k btrfs/default f2fs/default; do
+	check "profiles lists $cfg with a description" grep -qE "^  $cfg +[[:alnum:]]" <<<"$list"
+done
+check "profiles lists the smoke set" grep -qE '^  smoke +[A-Z]' <<<"$list"
+
+show=$("$FSWB" profiles show xfs/1k)
+check "profiles show gives MKFS_OPTIONS" grep -qE '^  MKFS_OPTIONS +.*-b size=1024' <<<"$show"
+
+json=$("$FSWB" plan -c ext4/4k,xfs/1k -g quick -x dangerous -e generic/002 --cpus 1 --mem 1G --dump generic/001)
+check "plan --dump is JSON with the configs" grep -q '"xfs/1k"' <<<"$json"
+check "plan --dump keeps the group" grep -q '"quick"' <<<"$json"
+check "plan --dump keeps the mem" grep -q '"mem": "1 GiB"' <<<"$json"
+printf '%s\n' "$json" >"$T/plan.json"
+again=$("$FSWB" plan --plan "$T/plan.json" --dump)
+check "a dumped plan loads back unchanged" test "$json" = "$again"
+changed=$("$FSWB" plan --plan "$T/plan.json" --cpus 2 --dump)
+check "options refine a loaded plan" grep -q '"cpus": 2' <<<"$changed"
+
+printf '{"cpu": 2}\n' >"$T/bad.json"
+err=$("$FSWB" plan --plan "$T/bad.json" --dump 2>&1)
+check "a bad plan names the file and field" grep -q "bad.json: field 'cpu': unknown field" <<<"$err"
+
+# Every long option in --help appears in the man page.
+man=$SRCDIR/docs/fswb.1
+missing=
+for opt in $(grep -oE -- '--[a-z][a-z-]+' <<<"$help" | sort -u); do
+	esc=${opt//-/\\-}
+	grep -qF -- "$esc" "$man" || missing="$missing $opt"
+done
+check "the man page covers every option in --help (missing:${missing:- none})" test -z "$missing"
+for cmd in $(sed -n 's/^  \([a-z]\+\) .*/\1/p' <<<"$help" | sort -u); do
+	check "the man page covers '$cmd'" grep -qE "^\.B(I)? \"?$cmd" "$man"
+done
+
+done_testing
