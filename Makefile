@@ -37,7 +37,7 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wno-unu
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/fstests/*.c src/kbuild/*.c src/rootfs/*.c src/backends/*.c))
-UI_SRC  := $(sort $(wildcard src/ui/*.c))
+UI_SRC  := $(sort $(wildcard src/ui/*.c src/cmd/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 UI_OBJ  := $(UI_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/main.o
@@ -117,6 +117,7 @@ install: $(BUILD)/fswb
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/fswb $(DESTDIR)$(PREFIX)/bin/fswb
 	cp -R profiles docs $(DESTDIR)$(PREFIX)/share/fswb/
+	cp -R src/rootfs/agent $(DESTDIR)$(PREFIX)/share/fswb/agent
 	rm -f $(DESTDIR)$(PREFIX)/share/fswb/docs/fswb.1
 	install -m 0644 docs/fswb.1 $(DESTDIR)$(PREFIX)/share/man/man1/fswb.1
 

@@ -17,25 +17,10 @@
 #include "core/profile.h"
 #include "core/status.h"
 #include "core/util.h"
+#include "cmd/cmd.h"
 
 /* The backends this fswb has; the wizard and plan validation read it. */
 static const char *const backend_names[] = { "qemu", NULL };
-
-static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static _Noreturn void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	run_fatal_hook();
-	fputs("fswb: error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
 
 /* Print the recorded error and return the exit code for "nothing could run". */
 static int
@@ -169,31 +154,6 @@ struct cli {
 	bool dump;
 	bool json;
 };
-
-/* The argument that getopt rejected, for "did you mean". */
-static _Noreturn void
-bad_option(const char *cmd, const char *arg, const struct option *opts)
-{
-	const char *names[64];
-	size_t n = 0;
-	const char *close;
-	char *word = NULL;
-
-	if (arg && str_startswith(arg, "--")) {
-		const char *eq = strchr(arg, '=');
-
-		word = xstrndup(arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
-		for (; opts[n].name && n < ARRAY_SIZE(names); n++)
-			names[n] = opts[n].name;
-		close = closest_match(word, names, n);
-		if (close)
-			die("fswb %s: unknown option '--%s' (did you mean '--%s'?); see 'fswb "
-			    "--help'",
-			    cmd, word, close);
-		die("fswb %s: unknown option '--%s'; see 'fswb --help'", cmd, word);
-	}
-	die("fswb %s: unknown option '%s'; see 'fswb --help'", cmd, arg ? arg : "?");
-}
 
 static void
 push_list(struct strvec *sv, const char *arg)
@@ -364,12 +324,12 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 			die("fswb %s: option '%s' needs a value; see 'fswb --help'", cmd,
 			    argv[optind - 1]);
 		default:
-			bad_option(cmd, argv[optind - 1], plan_options);
+			cmd_bad_option(cmd, argv[optind - 1], plan_options);
 		}
 	}
 	for (int i = optind; i < argc; i++) {
 		if (argv[i][0] == '-' && strcmp(argv[i], "--"))
-			bad_option(cmd, argv[i], plan_options);
+			cmd_bad_option(cmd, argv[i], plan_options);
 		if (!strcmp(argv[i], "--"))
 			continue;
 		if (!tests_given && !plan->tests.groups.n) {
@@ -538,7 +498,7 @@ cmd_profiles(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			bad_option("profiles", argv[optind - 1], opts);
+			cmd_bad_option("profiles", argv[optind - 1], opts);
 		}
 	}
 	p = load_profiles();

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The subcommands beyond run, plan and profiles: one file each under
+ * src/cmd/, called by main.c's dispatch table with argv starting at the
+ * command's name (argv[0] is "kernel", "appliance", ...).
+ *
+ * A command prints to stdout and stderr (it is the front end, not the
+ * engine) and returns fswb's exit status: 0 success, 1 the thing checked
+ * is not fine (a failed test, a doctor finding), 2 it could not do what was
+ * asked (bad input, a missing tool), with a message naming what and why.
+ */
+#ifndef FSWB_CMD_CMD_H
+#define FSWB_CMD_CMD_H
+
+#include <getopt.h>
+
+int cmd_kernel(int argc, char **argv);
+int cmd_appliance(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_results(int argc, char **argv);
+
+/* Print "fswb: error: ...", restore what must be restored, exit 2. */
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print "fswb CMD: error: <the recorded error>" to stderr; returns 2. */
+int cmd_fail(const char *cmd);
+/*
+ * An unknown or malformed option of command cmd: prints what was wrong and
+ * the closest option in opts, then exits 2.
+ */
+_Noreturn void cmd_bad_option(const char *cmd, const char *arg, const struct option *opts);
+
+#endif

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What every command shares: the fatal path and option errors. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "core/status.h"
+#include "core/util.h"
+
+_Noreturn void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	run_fatal_hook();
+	fputs("fswb: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+int
+cmd_fail(const char *cmd)
+{
+	fprintf(stderr, "fswb %s: error: %s\n", cmd, error_msg());
+	return 2;
+}
+
+_Noreturn void
+cmd_bad_option(const char *cmd, const char *arg, const struct option *opts)
+{
+	const char *names[64];
+	size_t n = 0;
+	const char *close;
+	char *word = NULL;
+
+	if (arg && str_startswith(arg, "--")) {
+		const char *eq = strchr(arg, '=');
+
+		word = xstrndup(arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
+		for (; opts[n].name && n < ARRAY_SIZE(names); n++)
+			names[n] = opts[n].name;
+		close = closest_match(word, names, n);
+		if (close)
+			die("fswb %s: unknown option '--%s' (did you mean '--%s'?); see 'fswb "
+			    "--help'",
+			    cmd, word, close);
+		die("fswb %s: unknown option '--%s'; see 'fswb --help'", cmd, word);
+	}
+	die("fswb %s: unknown option '%s'; see 'fswb --help'", cmd, arg ? arg : "?");
+}
