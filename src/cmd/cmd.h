@@ -13,11 +13,27 @@
 #define FSWB_CMD_CMD_H
 
 #include <getopt.h>
+#include <stdbool.h>
 
 int cmd_kernel(int argc, char **argv);
 int cmd_appliance(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_results(int argc, char **argv);
+
+struct plan;
+struct profiles;
+/* Run a plan without the TUI: prints as it goes (JSON lines with json); the exit status. */
+int run_headless(const struct plan *plan, const struct profiles *profiles, bool json);
+
+struct run_record;
+/*
+ * The end-of-run report: per section "ext4/4k: N tests, N failures, N
+ * skipped, N seconds", then the failures with their files, then the not-run
+ * causes grouped with their fixes.
+ */
+void print_run_summary(const struct run_record *rec);
+/* The same from a run directory's run.json (a message when it has none). */
+void print_run_dir_summary(const char *dir);
 
 /* Print "fswb: error: ...", restore what must be restored, exit 2. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

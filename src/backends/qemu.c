@@ -1,0 +1,735 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The local QEMU backend: qemu-system-* started directly, no daemon.
+ *
+ * A session's files live in spec->workdir: the root overlay (qcow2 over the
+ * appliance, which is never written), one sparse file per disk, and two
+ * FIFO pairs for the character devices: con.{in,out} for the serial
+ * console (the kernel log) and ctl.{in,out} for the virtio-serial port
+ * org.fswb.ctl (the agent). fswb opens the FIFOs before QEMU starts, so not
+ * a byte of early boot output is lost, and holds both ends of each, so a
+ * FIFO never reads as closed; the end of the machine is QEMU's exit.
+ *
+ * KVM is used when it really works. A /dev/kvm node is not proof (nested
+ * virtualisation can accept ioctls and then never run a guest), so the
+ * first session after each host boot boots the kernel once under KVM and
+ * waits for its first console line; the verdict is kept in the cache dir
+ * per boot and QEMU binary. Otherwise TCG, with a warning and longer
+ * timeouts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "core/paths.h"
+#include "core/spawn.h"
+
+#define KVM_TEST_MS   6000 /* a kernel's first console line comes in < 1 s under KVM */
+#define STDERR_MAX    8192 /* QEMU's own complaints kept for messages */
+#define OUTQ_MAX      (64u << 20)
+#define KILL_GRACE_MS 3000
+#define SILENCE_KVM   90
+#define SILENCE_TCG   300
+#define READ_CHUNK    65536
+
+struct qemu {
+	struct loop *loop;
+	struct session_callbacks cb;
+	void *data;
+	char *workdir;
+	struct child *child;
+	int con_rd, con_wr; /* our read end, and a writer we hold */
+	int ctl_rd, ctl_wr;
+	int ctl_in;	    /* the agent's input: we write here */
+	int dummy_rd;	    /* a reader we hold on ctl.in */
+	struct strbuf outq; /* bytes for the agent not written yet */
+	struct strbuf err;  /* QEMU's stderr */
+	bool kvm;
+	bool exited, cancelled, notified;
+	uint64_t kill_timer;
+	char *why_exit;
+	char *notice; /* why not KVM */
+};
+
+/* ---- finding QEMU and KVM ---- */
+
+static const char *
+qemu_arch(const struct plan *plan)
+{
+	return plan && plan->kernel.arch && !strcmp(plan->kernel.arch, "arm64") ? "aarch64"
+										: "x86_64";
+}
+
+/* The QEMU binary: the backend option qemu=PATH, else qemu-system-ARCH in PATH. */
+static char *
+find_qemu(const struct plan *plan)
+{
+	const char *opt = plan ? plan_backend_opt(plan, "qemu") : NULL;
+	const char *path = getenv("PATH");
+	char name[64];
+	char *dirs, *dir, *save = NULL;
+
+	if (opt)
+		return access(opt, X_OK) ? NULL : xstrdup(opt);
+	snprintf(name, sizeof(name), "qemu-system-%s", qemu_arch(plan));
+	dirs = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *p = path_join(dir, name);
+
+		if (!access(p, X_OK)) {
+			free(dirs);
+			return p;
+		}
+		free(p);
+	}
+	free(dirs);
+	return NULL;
+}
+
+/* Why KVM cannot even be opened, or NULL when it can. */
+static char *
+kvm_device_problem(char **fix)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return NULL;
+	}
+	if (errno == ENOENT) {
+		*fix = xstrdup("enable virtualisation in the firmware, or use a VM type with "
+			       "nested virtualisation; then 'modprobe kvm_intel' or 'modprobe "
+			       "kvm_amd'");
+		return xstrdup("there is no /dev/kvm (no hardware virtualisation here)");
+	}
+	if (errno == EACCES || errno == EPERM) {
+		*fix = xstrdup("sudo usermod -aG kvm \"$USER\" (then log in again)");
+		return xstrdup("/dev/kvm exists but this user may not open it (not in the "
+			       "'kvm' group)");
+	}
+	*fix = NULL;
+	return xasprintf("/dev/kvm cannot be opened: %s", strerror(errno));
+}
+
+static char *
+verdict_path(void)
+{
+	char *dir = NULL, *p;
+
+	if (fswb_dir_make(DIR_CACHE, "qemu", &dir) != OK)
+		return NULL;
+	p = path_join(dir, "kvm-verdict");
+	free(dir);
+	return p;
+}
+
+/* "BOOT_ID QEMU_PATH QEMU_MTIME": a verdict is for one host boot and binary. */
+static char *
+verdict_key(const char *qemu)
+{
+	char *boot = NULL;
+	size_t len;
+	struct stat st;
+	char *key;
+
+	if (read_file("/proc/sys/kernel/random/boot_id", 128, &boot, &len) != OK)
+		boot = xstrdup("unknown");
+	str_trim(boot);
+	if (stat(qemu, &st))
+		st.st_mtime = 0;
+	key = xasprintf("%s %s %lld", boot, qemu, (long long)st.st_mtime);
+	free(boot);
+	return key;
+}
+
+/* The cached verdict: 1 works, 0 does not, -1 unknown. */
+static int
+cached_verdict(const char *qemu, char **why)
+{
+	char *path = verdict_path(), *text = NULL, *key = verdict_key(qemu);
+	size_t len, klen = strlen(key);
+	int v = -1;
+
+	if (path && read_file(path, 4096, &text, &len) == OK && len > klen + 2 &&
+	    !strncmp(text, key, klen) && text[klen] == '\n') {
+		v = text[klen + 1] == '1';
+		if (!v && why) {
+			*why = xstrdup(text + klen + 3);
+			str_trim(*why);
+		}
+	}
+	error_clear();
+	free(path);
+	free(text);
+	free(key);
+	return v;
+}
+
+static void
+save_verdict(const char *qemu, bool works, const char *why)
+{
+	char *path = verdict_path(), *key = verdict_key(qemu);
+	char *text = xasprintf("%s\n%d %s\n", key, works, why ? why : "");
+
+	if (path)
+		write_file_atomic(path, text, strlen(text), 0644);
+	error_clear();
+	free(path);
+	free(key);
+	free(text);
+}
+
+struct kvm_test {
+	struct strbuf out;
+	bool seen;
+};
+
+static void
+kvm_test_read(struct loop *loop, int fd, short revents, void *data)
+{
+	struct kvm_test *t = data;
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		if (t->out.len < 65536)
+			strbuf_add(&t->out, buf, (size_t)n);
+		if (strstr(t->out.buf, "Linux version"))
+			t->seen = true;
+	}
+	if (n == 0)
+		loop_del_fd(loop, fd);
+}
+
+/*
+ * Boot kernel under KVM with no root and see whether it prints. True when
+ * it does; else *why says what happened.
+ */
+static bool
+kvm_boots(struct loop *loop, const char *qemu, const char *kernel, char **why)
+{
+	const char *argv[] = { qemu,
+			       "-accel",
+			       "kvm",
+			       "-cpu",
+			       "host",
+			       "-m",
+			       "256",
+			       "-display",
+			       "none",
+			       "-nodefaults",
+			       "-no-user-config",
+			       "-no-reboot",
+			       "-serial",
+			       "stdio",
+			       "-kernel",
+			       kernel,
+			       "-append",
+			       "console=ttyS0 panic=-1 init=/fswb-kvm-test",
+			       NULL };
+	struct spawn_opts o = SPAWN_OPTS_INIT;
+	struct kvm_test t = { STRBUF_INIT, false };
+	struct child *c;
+	uint64_t end;
+
+	o.argv = argv;
+	o.out = SPAWN_PIPE;
+	o.err = SPAWN_STDOUT;
+	o.new_pgrp = true;
+	if (spawn_start(loop, &o, &c) != OK) {
+		*why = xstrdup(error_msg());
+		return false;
+	}
+	loop_add_fd(loop, c->out, POLLIN, kvm_test_read, &t);
+	end = loop_now_ms() + KVM_TEST_MS;
+	while (!t.seen && c->running && loop_now_ms() < end)
+		loop_run_once(loop, (int)(end - loop_now_ms()));
+	if (!t.seen) {
+		str_trim(t.out.buf);
+		if (c->running || !t.out.len)
+			*why = xstrdup("KVM accepts a VM but the guest kernel never runs (nested "
+				       "virtualisation is not working on this host)");
+		else
+			*why = xasprintf("QEMU cannot use KVM: %.200s", t.out.buf);
+	}
+	loop_del_fd(loop, c->out);
+	child_free(c);
+	strbuf_release(&t.out);
+	return t.seen;
+}
+
+/* Decide KVM or TCG for a session; *warning gets why not KVM. */
+static bool
+use_kvm(struct loop *loop, const struct plan *plan, const char *qemu, const char *kernel,
+	char **warning)
+{
+	const char *accel = plan ? plan_backend_opt(plan, "accel") : NULL;
+	char *fix = NULL, *why;
+	int v;
+	bool ok;
+
+	if (accel && !strcmp(accel, "tcg"))
+		return false;
+	if (strcmp(qemu_arch(plan), "x86_64")) {
+		*warning = xstrdup("KVM is not used for a foreign architecture: emulating "
+				   "(slower, with longer timeouts)");
+		return false;
+	}
+	why = kvm_device_problem(&fix);
+	if (why) {
+		*warning = xasprintf("KVM is not usable: %s%s%s; emulating instead (TCG: "
+				     "slower, with longer timeouts)",
+				     why, fix ? "; fix: " : "", fix ? fix : "");
+		free(why);
+		free(fix);
+		return false;
+	}
+	v = cached_verdict(qemu, &why);
+	if (v < 0) {
+		why = NULL;
+		ok = kvm_boots(loop, qemu, kernel, &why);
+		save_verdict(qemu, ok, why);
+		v = ok;
+	}
+	if (!v) {
+		*warning = xasprintf("KVM is not usable: %s; emulating instead (TCG: slower, "
+				     "with longer timeouts)",
+				     why ? why : "it failed before");
+		free(why);
+	}
+	return v == 1;
+}
+
+static enum status
+qemu_probe(const struct plan *plan, struct backend_probe *out)
+{
+	char *qemu = find_qemu(plan);
+	char *fix = NULL, *why, *cached = NULL;
+	int v;
+
+	if (!qemu) {
+		out->usable = false;
+		out->summary = xstrdup("not usable: QEMU is not installed");
+		out->why = xasprintf("no qemu-system-%s in PATH", qemu_arch(plan));
+		out->fix = xstrdup(access("/usr/bin/dnf", X_OK)
+					   ? "sudo apt-get install qemu-system-x86 qemu-utils"
+					   : "sudo dnf install qemu-system-x86 qemu-img");
+		return OK;
+	}
+	out->usable = true;
+	why = kvm_device_problem(&fix);
+	if (!why) {
+		v = cached_verdict(qemu, &cached);
+		if (v == 1) {
+			out->summary = xstrdup("ready: KVM");
+		} else if (v == 0) {
+			why = cached;
+			cached = NULL;
+		} else {
+			out->summary = xstrdup("ready: KVM will be tried at the first boot");
+		}
+	}
+	if (why) {
+		out->slow = true;
+		out->summary = xstrdup("ready: no KVM, so guests run emulated (slower)");
+		out->why = xasprintf("KVM is not usable: %s", why);
+		out->fix = fix;
+		free(why);
+	}
+	free(cached);
+	free(qemu);
+	return OK;
+}
+
+/* ---- a session ---- */
+
+static void notify_exit(struct qemu *q);
+
+static void
+drain(struct qemu *q, int fd, void (*fn)(void *, const char *, size_t))
+{
+	char buf[READ_CHUNK];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (fn)
+			fn(q->data, buf, (size_t)n);
+}
+
+static void
+on_console(struct loop *loop, int fd, short revents, void *data)
+{
+	struct qemu *q = data;
+
+	drain(q, fd, q->cb.on_console);
+}
+
+static void
+on_control(struct loop *loop, int fd, short revents, void *data)
+{
+	struct qemu *q = data;
+
+	drain(q, fd, q->cb.on_control);
+}
+
+static void
+on_stderr(struct loop *loop, int fd, short revents, void *data)
+{
+	struct qemu *q = data;
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (q->err.len < STDERR_MAX)
+			strbuf_add(&q->err, buf, (size_t)n);
+	if (n == 0)
+		loop_del_fd(loop, fd);
+}
+
+static void
+flush_outq(struct qemu *q)
+{
+	while (q->outq.len) {
+		ssize_t n = write(q->ctl_in, q->outq.buf, q->outq.len);
+
+		if (n <= 0)
+			break;
+		memmove(q->outq.buf, q->outq.buf + n, q->outq.len - (size_t)n);
+		strbuf_setlen(&q->outq, q->outq.len - (size_t)n);
+	}
+	loop_mod_fd(q->loop, q->ctl_in, q->outq.len ? POLLOUT : 0);
+}
+
+static void
+on_ctl_writable(struct loop *loop, int fd, short revents, void *data)
+{
+	flush_outq(data);
+}
+
+static void
+notify_exit(struct qemu *q)
+{
+	enum status code = OK;
+	char buf[128];
+
+	if (q->notified)
+		return;
+	q->notified = true;
+	drain(q, q->con_rd, q->cb.on_console);
+	drain(q, q->ctl_rd, q->cb.on_control);
+	str_trim(q->err.buf);
+	if (q->cancelled) {
+		code = ERR_INTERRUPTED;
+		q->why_exit = xstrdup("the guest was stopped");
+	} else if (!q->child->exit.exited || q->child->exit.code) {
+		code = ERR_CHILD;
+		q->why_exit = xasprintf("QEMU %s%s%.500s",
+					child_exit_str(&q->child->exit, buf, sizeof(buf)),
+					q->err.len ? ": " : "", q->err.buf);
+	}
+	if (q->cb.on_exit)
+		q->cb.on_exit(q->data, code, q->why_exit);
+}
+
+static void
+on_qemu_exit(struct child *c, void *data)
+{
+	struct qemu *q = data;
+
+	q->exited = true;
+	if (q->kill_timer) {
+		loop_del_timer(q->loop, q->kill_timer);
+		q->kill_timer = 0;
+	}
+	on_stderr(q->loop, c->err, POLLIN, q);
+	notify_exit(q);
+}
+
+static enum status
+make_fifo_pair(const char *workdir, const char *name, int *rd, int *wr, int *in, int *in_rd)
+{
+	char *out = xasprintf("%s/%s.out", workdir, name);
+	char *inp = xasprintf("%s/%s.in", workdir, name);
+	enum status rc = OK;
+
+	if (mkfifo(out, 0600) || mkfifo(inp, 0600)) {
+		rc = error(ERR_IO, "cannot make a FIFO in '%s': %s", workdir, strerror(errno));
+		goto out;
+	}
+	*rd = open(out, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	*wr = open(out, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	*in_rd = open(inp, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	*in = open(inp, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (*rd < 0 || *wr < 0 || *in < 0 || *in_rd < 0)
+		rc = error(ERR_IO, "cannot open the FIFOs in '%s': %s", workdir, strerror(errno));
+out:
+	free(out);
+	free(inp);
+	return rc;
+}
+
+static enum status
+make_sparse(const char *path, uint64_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return error(ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+	if (ftruncate(fd, (off_t)size)) {
+		close(fd);
+		return error(ERR_IO, "cannot size '%s' to %llu bytes: %s", path,
+			     (unsigned long long)size, strerror(errno));
+	}
+	close(fd);
+	return OK;
+}
+
+static enum status
+make_overlay(struct loop *loop, const char *appliance, const char *overlay)
+{
+	const char *argv[] = { "qemu-img", "create", "-q",	"-f",	 "qcow2", "-F",
+			       "raw",	   "-b",     appliance, overlay, NULL };
+	struct strbuf out = STRBUF_INIT;
+	struct child_exit ex;
+	enum status rc;
+
+	rc = spawn_run(loop, argv, NULL, true, 8192, &out, &ex);
+	if (rc == OK && (!ex.exited || ex.code)) {
+		str_trim(out.buf);
+		rc = error(ERR_CHILD, "qemu-img cannot make the overlay '%s': %s", overlay,
+			   out.buf);
+	}
+	strbuf_release(&out);
+	return rc;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+static void
+qemu_release(void *priv)
+{
+	struct qemu *q = priv;
+	int fds[] = { q->con_rd, q->ctl_rd, q->ctl_in };
+
+	if (!q)
+		return;
+	if (q->kill_timer)
+		loop_del_timer(q->loop, q->kill_timer);
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			loop_del_fd(q->loop, fds[i]);
+	if (q->child) {
+		if (q->child->err >= 0)
+			loop_del_fd(q->loop, q->child->err);
+		q->child->on_exit = NULL;
+		child_free(q->child); /* kills and reaps it when still running */
+	}
+	close_fd(&q->con_rd);
+	close_fd(&q->con_wr);
+	close_fd(&q->ctl_rd);
+	close_fd(&q->ctl_wr);
+	close_fd(&q->ctl_in);
+	close_fd(&q->dummy_rd);
+	if (q->workdir)
+		remove_tree(q->workdir);
+	error_clear();
+	free(q->workdir);
+	free(q->why_exit);
+	free(q->notice);
+	strbuf_release(&q->outq);
+	strbuf_release(&q->err);
+	free(q);
+}
+
+static enum status
+qemu_start(struct loop *loop, const struct session_spec *spec, const struct session_callbacks *cb,
+	   void *data, void **priv)
+{
+	struct qemu *q = xcalloc(1, sizeof(*q));
+	struct strvec argv = STRVEC_INIT;
+	struct spawn_opts o = SPAWN_OPTS_INIT;
+	char *qemu = find_qemu(spec->plan), *overlay = NULL;
+	char mem[32], cpus[16], *append = NULL;
+	int dummy = -1;
+	enum status rc;
+
+	q->loop = loop;
+	q->cb = *cb;
+	q->data = data;
+	q->con_rd = q->con_wr = q->ctl_rd = q->ctl_wr = q->ctl_in = q->dummy_rd = -1;
+	strbuf_init(&q->outq);
+	strbuf_init(&q->err);
+	if (!qemu) {
+		rc = error(ERR_NOTFOUND,
+			   "no 'qemu-system-%s' in PATH; install it (Debian: apt-get install "
+			   "qemu-system-x86 qemu-utils) or give -o qemu=PATH",
+			   qemu_arch(spec->plan));
+		goto fail;
+	}
+	if (!spec->kernel || !spec->appliance)
+		BUG("qemu session without a kernel or an appliance");
+	if (mkdir_p(spec->workdir, 0700) != OK) {
+		rc = ERR_IO;
+		goto fail;
+	}
+	q->workdir = xstrdup(spec->workdir);
+	q->kvm = use_kvm(loop, spec->plan, qemu, spec->kernel, &q->notice);
+
+	overlay = path_join(q->workdir, "root.qcow2");
+	rc = make_overlay(loop, spec->appliance, overlay);
+	if (rc != OK)
+		goto fail;
+	rc = make_fifo_pair(q->workdir, "con", &q->con_rd, &q->con_wr, &dummy, &q->dummy_rd);
+	close_fd(&dummy);
+	close_fd(&q->dummy_rd);
+	if (rc != OK)
+		goto fail;
+	rc = make_fifo_pair(q->workdir, "ctl", &q->ctl_rd, &q->ctl_wr, &q->ctl_in, &q->dummy_rd);
+	if (rc != OK)
+		goto fail;
+
+	snprintf(mem, sizeof(mem), "%llu", (unsigned long long)(spec->mem >> 20));
+	snprintf(cpus, sizeof(cpus), "%u", spec->cpus ? spec->cpus : 1);
+	strvec_push(&argv, qemu);
+	strvec_pushv(&argv,
+		     (const char *const[]){ "-nodefaults", "-no-user-config", "-no-reboot",
+					    "-display", "none", "-m", mem, "-smp", cpus, NULL });
+	if (q->kvm)
+		strvec_pushv(&argv, (const char *const[]){ "-accel", "kvm", "-cpu", "host", NULL });
+	else
+		strvec_pushv(&argv, (const char *const[]){ "-accel", "tcg,thread=multi", "-cpu",
+							   "max", NULL });
+	strvec_pushv(&argv, (const char *const[]){ "-kernel", spec->kernel, NULL });
+	if (spec->initrd)
+		strvec_pushv(&argv, (const char *const[]){ "-initrd", spec->initrd, NULL });
+	append = xasprintf("console=ttyS0,115200 root=/dev/vda rw rootfstype=ext4 "
+			   "init=/usr/local/sbin/fswb-init panic=-1 printk.devkmsg=on "
+			   "systemd.show_status=0%s%s",
+			   spec->cmdline ? " " : "", spec->cmdline ? spec->cmdline : "");
+	strvec_pushv(&argv, (const char *const[]){ "-append", append, NULL });
+	strvec_pushf(&argv, "-drive");
+	strvec_pushf(&argv, "file=%s,if=virtio,format=qcow2,cache=unsafe", overlay);
+	for (size_t i = 0; i < spec->ndisks; i++) {
+		char *disk = xasprintf("%s/%s.img", q->workdir, spec->disks[i].role);
+
+		rc = make_sparse(disk, spec->disks[i].size);
+		if (rc == OK) {
+			strvec_push(&argv, "-drive");
+			strvec_pushf(&argv, "file=%s,if=virtio,format=raw,cache=unsafe", disk);
+		}
+		free(disk);
+		if (rc != OK)
+			goto fail;
+	}
+	strvec_push(&argv, "-chardev");
+	strvec_pushf(&argv, "pipe,id=con,path=%s/con", q->workdir);
+	strvec_pushv(&argv, (const char *const[]){ "-serial", "chardev:con", "-device",
+						   "virtio-serial-pci", "-chardev", NULL });
+	strvec_pushf(&argv, "pipe,id=ctl,path=%s/ctl", q->workdir);
+	strvec_pushv(&argv, (const char *const[]){ "-device",
+						   "virtserialport,chardev=ctl,name=org.fswb.ctl",
+						   "-device", "virtio-rng-pci", NULL });
+
+	o.argv = (const char *const *)argv.v;
+	o.err = SPAWN_PIPE;
+	o.new_pgrp = true;
+	o.on_exit = on_qemu_exit;
+	o.data = q;
+	rc = spawn_start(loop, &o, &q->child);
+	if (rc != OK)
+		goto fail;
+	loop_add_fd(loop, q->child->err, POLLIN, on_stderr, q);
+	loop_add_fd(loop, q->con_rd, POLLIN, on_console, q);
+	loop_add_fd(loop, q->ctl_rd, POLLIN, on_control, q);
+	loop_add_fd(loop, q->ctl_in, 0, on_ctl_writable, q);
+	*priv = q;
+	free(qemu);
+	free(overlay);
+	free(append);
+	strvec_clear(&argv);
+	return OK;
+fail:
+	free(qemu);
+	free(overlay);
+	free(append);
+	strvec_clear(&argv);
+	qemu_release(q);
+	return rc;
+}
+
+static enum status
+qemu_send(void *priv, const void *buf, size_t len)
+{
+	struct qemu *q = priv;
+
+	if (q->exited)
+		return error(ERR_IO, "the guest is gone");
+	if (q->outq.len + len > OUTQ_MAX)
+		return error(ERR_LIMIT, "the guest is not reading its control channel");
+	strbuf_add(&q->outq, buf, len);
+	flush_outq(q);
+	return OK;
+}
+
+static void
+kill_hard(struct loop *loop, void *data)
+{
+	struct qemu *q = data;
+
+	q->kill_timer = 0;
+	if (q->child && q->child->running)
+		child_kill(q->child, SIGKILL);
+}
+
+static void
+qemu_cancel(void *priv)
+{
+	struct qemu *q = priv;
+
+	if (q->exited || !q->child)
+		return;
+	q->cancelled = true;
+	child_kill(q->child, SIGTERM);
+	if (!q->kill_timer)
+		q->kill_timer = loop_add_timer(q->loop, KILL_GRACE_MS, false, kill_hard, q);
+}
+
+static unsigned
+qemu_silence_limit(void *priv)
+{
+	struct qemu *q = priv;
+
+	return q->kvm ? SILENCE_KVM : SILENCE_TCG;
+}
+
+static const char *
+qemu_notice(void *priv)
+{
+	return ((struct qemu *)priv)->notice;
+}
+
+const struct backend_ops qemu_backend = {
+	.name = "qemu",
+	.description = "a local virtual machine started with QEMU (KVM when available)",
+	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL,
+	.probe = qemu_probe,
+	.start = qemu_start,
+	.send = qemu_send,
+	.cancel = qemu_cancel,
+	.release = qemu_release,
+	.silence_limit = qemu_silence_limit,
+	.notice = qemu_notice,
+};

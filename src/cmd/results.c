@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `fswb results`: the runs kept under the data directory, one run's summary
+ * again, and the import of results fstests wrote elsewhere (a results/
+ * directory, or a saved copy of check's stdout).
+ */
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/cmd.h"
+#include "core/paths.h"
+#include "fstests/notrun.h"
+#include "fstests/results.h"
+
+static const char results_usage[] =
+	"usage: fswb results [--json]              list the runs\n"
+	"       fswb results show ID|last [--json] a run's summary (--json: its run.json)\n"
+	"       fswb results import PATH [--json]  read a results directory or check's stdout\n";
+
+static const char *
+section_label(const struct section_result *s)
+{
+	return s->config ? s->config : s->name ? s->name : s->fstyp ? s->fstyp : "check";
+}
+
+static void
+print_failures(const struct section_result *s)
+{
+	bool header = false;
+
+	for (size_t i = 0; i < s->ntests; i++) {
+		const struct test_result *t = &s->tests[i];
+
+		if (t->status != TS_FAIL && t->status != TS_CRASHED && t->status != TS_HUNG)
+			continue;
+		if (!header)
+			printf("\nFailures on %s:\n", section_label(s));
+		header = true;
+		printf("  %s  %s%s%s\n", t->test, test_status_str(t->status), t->reason ? ": " : "",
+		       t->reason ? t->reason : "");
+		if (t->out_bad)
+			printf("      %s\n", t->out_bad);
+		if (t->full)
+			printf("      %s\n", t->full);
+		if (t->dmesg)
+			printf("      %s\n", t->dmesg);
+	}
+}
+
+static void
+print_notrun(const struct section_result *s)
+{
+	struct strvec tests = STRVEC_INIT, reasons = STRVEC_INIT;
+	struct notrun_groups g;
+
+	for (size_t i = 0; i < s->ntests; i++) {
+		if (s->tests[i].status != TS_NOTRUN)
+			continue;
+		strvec_push(&tests, s->tests[i].test);
+		strvec_push(&reasons, s->tests[i].reason ? s->tests[i].reason : "");
+	}
+	if (tests.n) {
+		notrun_group((const char *const *)tests.v, (const char *const *)reasons.v, tests.n,
+			     &g);
+		printf("\nNot run on %s, by cause:\n", section_label(s));
+		for (size_t j = 0; j < g.n; j++) {
+			char *list = strvec_join(&g.groups[j].tests, " ");
+
+			printf("  %3zu %-5s %s\n", g.groups[j].tests.n,
+			       g.groups[j].tests.n == 1 ? "test" : "tests", g.groups[j].cause);
+			printf("            %s\n", list);
+			if (g.groups[j].fix)
+				printf("            fix: %s\n", g.groups[j].fix);
+			free(list);
+		}
+		notrun_groups_release(&g);
+	}
+	strvec_clear(&tests);
+	strvec_clear(&reasons);
+}
+
+void
+print_run_summary(const struct run_record *rec)
+{
+	if (rec->nsections)
+		putchar('\n');
+	for (size_t i = 0; i < rec->nsections; i++) {
+		const struct section_result *s = &rec->sections[i];
+		const struct test_counts *k = &s->counts;
+		unsigned failures = k->failed + k->crashed + k->hung;
+
+		printf("%s: %u tests, %u failures, %u skipped, %.0f seconds%s\n", section_label(s),
+		       k->passed + failures + k->notrun, failures, k->notrun, k->seconds,
+		       s->interrupted ? " (interrupted)" : "");
+	}
+	for (size_t i = 0; i < rec->nsections; i++)
+		print_failures(&rec->sections[i]);
+	for (size_t i = 0; i < rec->nsections; i++)
+		print_notrun(&rec->sections[i]);
+	if (rec->stopped_at)
+		printf("\nThe run stopped in %s.\n", rec->stopped_at);
+	if (rec->error)
+		printf("\nError: %s\n", rec->error);
+}
+
+void
+print_run_dir_summary(const char *dir)
+{
+	struct run_record rec;
+	char *path;
+
+	if (!dir)
+		return;
+	path = path_join(dir, "run.json");
+	if (run_record_load(path, &rec) == OK) {
+		print_run_summary(&rec);
+		run_record_release(&rec);
+	} else if (path_exists(path)) {
+		fprintf(stderr, "fswb: error: %s\n", error_msg());
+	}
+	printf("\nResults: %s\n", dir);
+	free(path);
+}
+
+static char *
+runs_dir(void)
+{
+	char *data = fswb_dir(DIR_DATA), *runs = path_join(data, "runs");
+
+	free(data);
+	return runs;
+}
+
+static int
+compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The run ids, oldest first. */
+static void
+list_ids(struct strvec *ids)
+{
+	char *runs = runs_dir();
+	DIR *d = opendir(runs);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		p = xasprintf("%s/%s/plan.json", runs, de->d_name);
+		if (path_exists(p))
+			strvec_push(ids, de->d_name);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	qsort(ids->v, ids->n, sizeof(*ids->v), compare_names);
+	free(runs);
+}
+
+static void
+print_json_text(char *text)
+{
+	fputs(text, stdout);
+	if (*text && text[strlen(text) - 1] != '\n')
+		putchar('\n');
+	free(text);
+}
+
+static int
+list_runs(bool json)
+{
+	struct strvec ids = STRVEC_INIT;
+	char *runs = runs_dir();
+	json_t *list = NULL;
+
+	list_ids(&ids);
+	if (json)
+		list = json_array();
+	else if (!ids.n)
+		printf("No runs yet in %s; start one with 'fswb run'.\n", runs);
+	else
+		printf("%-20s %-12s %-24s %s\n", "ID", "STATE", "CONFIGS", "RESULT");
+	for (size_t i = 0; i < ids.n; i++) {
+		char *path = xasprintf("%s/%s/run.json", runs, ids.v[i]);
+		struct run_record rec;
+		bool ok = run_record_load(path, &rec) == OK;
+		struct strbuf cfgs = STRBUF_INIT;
+		const struct test_counts *k = &rec.counts;
+
+		if (json) {
+			json_t *o = json_object();
+			char *d = path_join(runs, ids.v[i]);
+
+			json_object_set_new(o, "id", json_string(ids.v[i]));
+			json_object_set_new(o, "dir", json_string(d));
+			json_object_set_new(o, "finished", json_boolean(ok && rec.finished));
+			json_object_set_new(o, "interrupted", json_boolean(ok && rec.interrupted));
+			json_object_set_new(o, "passed", json_integer(ok ? k->passed : 0));
+			json_object_set_new(
+				o, "failed",
+				json_integer(ok ? k->failed + k->crashed + k->hung : 0));
+			json_object_set_new(o, "notrun", json_integer(ok ? k->notrun : 0));
+			json_array_append_new(list, o);
+			free(d);
+		} else if (!ok) {
+			printf("%-20s %-12s %-24s %s\n", ids.v[i], "no results", "-",
+			       "stopped before its first test");
+		} else {
+			for (size_t j = 0; j < rec.nsections; j++)
+				strbuf_addf(&cfgs, "%s%s", j ? "," : "",
+					    section_label(&rec.sections[j]));
+			printf("%-20s %-12s %-24s %u passed, %u failed, %u not run\n", ids.v[i],
+			       rec.finished ? (rec.interrupted ? "interrupted" : "finished")
+					    : "incomplete",
+			       cfgs.len ? cfgs.buf : "-", k->passed,
+			       k->failed + k->crashed + k->hung, k->notrun);
+		}
+		if (ok)
+			run_record_release(&rec);
+		error_clear();
+		strbuf_release(&cfgs);
+		free(path);
+	}
+	if (json) {
+		print_json_text(json_dumps(list, JSON_INDENT(2)));
+		json_decref(list);
+	}
+	strvec_clear(&ids);
+	free(runs);
+	return 0;
+}
+
+static int
+show_run(const char *id, bool json)
+{
+	struct strvec ids = STRVEC_INIT;
+	char *runs = runs_dir(), *dir = NULL, *path;
+	struct run_record rec;
+	int code = 0;
+
+	list_ids(&ids);
+	if (!strcmp(id, "last")) {
+		if (!ids.n)
+			die("fswb results: there are no runs yet; start one with 'fswb run'");
+		id = ids.v[ids.n - 1];
+	} else if (!strvec_contains(&ids, id)) {
+		const char *close = closest_match(id, (const char **)ids.v, ids.n);
+
+		die("fswb results: no run '%s' in %s%s%s%s; 'fswb results' lists them", id, runs,
+		    close ? " (did you mean '" : "", close ? close : "", close ? "'?)" : "");
+	}
+	dir = path_join(runs, id);
+	path = path_join(dir, "run.json");
+	if (json) {
+		if (run_record_load(path, &rec) != OK) {
+			code = cmd_fail("results");
+		} else {
+			print_json_text(run_record_to_json(&rec));
+			run_record_release(&rec);
+		}
+	} else {
+		printf("Run %s\n", id);
+		print_run_dir_summary(dir);
+	}
+	free(path);
+	free(dir);
+	free(runs);
+	strvec_clear(&ids);
+	return code;
+}
+
+static int
+import_results(const char *path, bool json)
+{
+	struct run_record rec;
+
+	if (results_import(path, &rec) != OK)
+		return cmd_fail("results import");
+	if (json)
+		print_json_text(run_record_to_json(&rec));
+	else
+		print_run_summary(&rec);
+	run_record_release(&rec);
+	return 0;
+}
+
+int
+cmd_results(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(results_usage, stdout);
+			return 0;
+		default:
+			cmd_bad_option("results", argv[optind - 1], opts);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (!argc)
+		return list_runs(json);
+	if (!strcmp(argv[0], "show") && argc == 2)
+		return show_run(argv[1], json);
+	if (!strcmp(argv[0], "import") && argc == 2)
+		return import_results(argv[1], json);
+	fputs(results_usage, stderr);
+	return 2;
+}
