@@ -24,7 +24,12 @@ static const char results_usage[] =
 static const char *
 section_label(const struct section_result *s)
 {
-	return s->config ? s->config : s->name ? s->name : s->fstyp ? s->fstyp : "check";
+	const char *const choices[] = { s->config, s->name, s->fstyp };
+
+	for (size_t i = 0; i < ARRAY_SIZE(choices); i++)
+		if (choices[i] && *choices[i])
+			return choices[i];
+	return "check";
 }
 
 static void

@@ -732,7 +732,20 @@ test_child_signals_reset(void **state)
 	assert_int_equal(spawn_run(loop, argv, NULL, false, 65536, &out, &ex), OK);
 	assert_true(ex.exited && ex.code == 0);
 	assert_non_null(strstr(out.buf, "\nSigBlk:\t0000000000000000\n"));
-	assert_non_null(strstr(out.buf, "\nSigIgn:\t0000000000000000\n"));
+	/*
+	 * Signals glibc reserves for itself (32 up to SIGRTMIN) cannot be reset
+	 * through sigaction, and a parent (make, say) may ignore them.
+	 */
+	{
+		const char *line = strstr(out.buf, "\nSigIgn:\t");
+		unsigned long long mask;
+
+		assert_non_null(line);
+		mask = strtoull(line + 9, NULL, 16);
+		for (int s = 32; s < SIGRTMIN; s++)
+			mask &= ~(1ull << (s - 1));
+		assert_int_equal(mask, 0);
+	}
 	sigaction(SIGPIPE, &old, NULL);
 	strbuf_release(&out);
 	loop_free(loop);
