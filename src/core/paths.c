@@ -50,7 +50,10 @@ fswb_dir(enum fswb_dir which)
 {
 	static const char *const sub[] = { "config", "cache", "data" };
 	const char *home = getenv("FSWB_HOME");
+	const char *cache = getenv("FSWB_CACHE_DIR");
 
+	if (which == DIR_CACHE && cache && *cache)
+		return xstrdup(cache);
 	if (home && *home)
 		return path_join(home, sub[which]);
 	switch (which) {

@@ -7,7 +7,8 @@
  *	cache	$XDG_CACHE_HOME/fswb	(~/.cache/fswb)		kernels, appliances (rebuildable)
  *	data	$XDG_DATA_HOME/fswb	(~/.local/share/fswb)	runs/ (results: never rebuildable)
  * FSWB_HOME=DIR overrides all three with DIR/config, DIR/cache and DIR/data,
- * so tests are hermetic.
+ * so tests are hermetic. FSWB_CACHE_DIR=DIR overrides the cache alone (it
+ * wins over FSWB_HOME), so hermetic tests can still share a built appliance.
  *
  * Data shipped with fswb (profiles/, docs/): $FSWB_DATADIR when set, else
  * the source tree the binary was built in when it is still there, else the
