@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Paths: XDG dirs and their overrides, joins, trees, whole-file I/O, atomic writes. */
+#include "testlib.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/paths.h"
+
+static void
+test_dirs_follow_fswb_home(void **state)
+{
+	char *home = getenv("FSWB_HOME"), *d, *want;
+
+	assert_non_null(home);
+	d = fswb_dir(DIR_CONFIG);
+	want = path_join(home, "config");
+	assert_string_equal(d, want);
+	free(d);
+	free(want);
+	d = fswb_dir(DIR_DATA);
+	want = path_join(home, "data");
+	assert_string_equal(d, want);
+	free(d);
+	free(want);
+}
+
+static void
+test_xdg_without_fswb_home(void **state)
+{
+	char *saved = strdup(getenv("FSWB_HOME")), *d;
+
+	unsetenv("FSWB_HOME");
+	setenv("XDG_CACHE_HOME", "/x/cache", 1);
+	d = fswb_dir(DIR_CACHE);
+	assert_string_equal(d, "/x/cache/fswb");
+	free(d);
+	unsetenv("XDG_CACHE_HOME");
+	setenv("HOME", "/h", 1);
+	d = fswb_dir(DIR_DATA);
+	assert_string_equal(d, "/h/.local/share/fswb");
+	free(d);
+	setenv("FSWB_HOME", saved, 1);
+	setenv("HOME", saved, 1);
+	free(saved);
+}
+
+static void
+test_cache_override_wins(void **state)
+{
+	char *d;
+
+	setenv("FSWB_CACHE_DIR", "/shared/cache", 1);
+	d = fswb_dir(DIR_CACHE);
+	assert_string_equal(d, "/shared/cache");
+	free(d);
+	unsetenv("FSWB_CACHE_DIR");
+	d = fswb_dir(DIR_CACHE);
+	assert_string_not_equal(d, "/shared/cache");
+	free(d);
+}
+
+static void
+test_join(void **state)
+{
+	char *p = path_join("a/", "/b");
+
+	assert_string_equal(p, "a/b");
+	free(p);
+	p = path_join("a", "b");
+	assert_string_equal(p, "a/b");
+	free(p);
+}
+
+static void
+test_mkdir_and_remove_tree(void **state)
+{
+	char *top = test_tmp("t"), *deep = test_tmp("t/a/b/c"), *f = test_tmp("t/a/file");
+	char *out = NULL;
+
+	assert_int_equal(mkdir_p(deep, 0755), OK);
+	assert_int_equal(mkdir_p(deep, 0755), OK);
+	assert_true(path_is_dir(deep));
+	test_write(f, "x");
+	/* A link to outside must not be followed. */
+	assert_int_equal(fswb_dir_make(DIR_DATA, "keep", &out), OK);
+	{
+		char *keepfile = path_join(out, "precious"), *link = test_tmp("t/a/link");
+
+		test_write(keepfile, "data");
+		assert_int_equal(symlink(out, link), 0);
+		assert_int_equal(remove_tree(top), OK);
+		assert_false(path_exists(top));
+		assert_true(path_exists(keepfile));
+		free(keepfile);
+		free(link);
+	}
+	free(out);
+	free(top);
+	free(deep);
+	free(f);
+}
+
+static void
+test_read_file_limits(void **state)
+{
+	char *p = test_tmp("r"), *text = NULL;
+	size_t len = 0;
+
+	test_write(p, "hello");
+	assert_int_equal(read_file(p, 100, &text, &len), OK);
+	assert_int_equal(len, 5);
+	assert_string_equal(text, "hello");
+	free(text);
+	assert_int_equal(read_file(p, 4, &text, &len), ERR_LIMIT);
+	assert_int_not_equal(read_file("/nonexistent/x", 4, &text, &len), OK);
+	assert_non_null(strstr(error_msg(), "/nonexistent/x"));
+	free(p);
+}
+
+static void
+test_atomic_write(void **state)
+{
+	char *p = test_tmp("dir/a.json"), *dir = test_tmp("dir"), *text;
+	struct stat st;
+
+	assert_int_equal(mkdir_p(dir, 0755), OK);
+	assert_int_equal(write_file_atomic(p, "one", 3, 0600), OK);
+	assert_int_equal(write_file_atomic(p, "two!", 4, 0644), OK);
+	text = test_read(p);
+	assert_string_equal(text, "two!");
+	free(text);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	/* A directory that cannot be written: the old file stays, no temporary is left. */
+	if (geteuid() != 0) {
+		chmod(dir, 0555);
+		assert_int_not_equal(write_file_atomic(p, "three", 5, 0644), OK);
+		chmod(dir, 0755);
+		text = test_read(p);
+		assert_string_equal(text, "two!");
+		free(text);
+	}
+	assert_int_not_equal(write_file_atomic("/nonexistent/dir/f", "x", 1, 0644), OK);
+	assert_non_null(strstr(error_msg(), "/nonexistent/dir"));
+	free(p);
+	free(dir);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dirs_follow_fswb_home),
+		cmocka_unit_test(test_xdg_without_fswb_home),
+		cmocka_unit_test(test_cache_override_wins),
+		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_mkdir_and_remove_tree),
+		cmocka_unit_test(test_read_file_limits),
+		cmocka_unit_test(test_atomic_write),
+	};
+
+	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
+}
