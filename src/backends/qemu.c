@@ -16,6 +16,10 @@
  * waits for its first console line; the verdict is kept in the cache dir
  * per boot and QEMU binary. Otherwise TCG, with a warning and longer
  * timeouts.
+ *
+ * Backend options (-o KEY=VALUE): qemu=PATH the QEMU binary; accel=tcg never
+ * try KVM; silence=SECONDS how long a silent guest may be before it counts as
+ * hung (default 90 with KVM, 300 emulated).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +55,7 @@ struct qemu {
 	struct strbuf outq; /* bytes for the agent not written yet */
 	struct strbuf err;  /* QEMU's stderr */
 	bool kvm;
+	unsigned silence; /* seconds; 0: the default for KVM or TCG */
 	bool exited, cancelled, notified;
 	uint64_t kill_timer;
 	char *why_exit;
@@ -587,6 +592,21 @@ qemu_start(struct loop *loop, const struct session_spec *spec, const struct sess
 	}
 	q->workdir = xstrdup(spec->workdir);
 	q->kvm = use_kvm(loop, spec->plan, qemu, spec->kernel, &q->notice);
+	if (spec->plan && plan_backend_opt(spec->plan, "silence")) {
+		const char *v = plan_backend_opt(spec->plan, "silence");
+		char *end;
+		unsigned long n = strtoul(v, &end, 10);
+
+		if (*end || !n || n > 86400) {
+			rc = error(
+				ERR_INVALID,
+				"-o silence='%s': give the seconds a silent guest counts as hung "
+				"(1 to 86400)",
+				v);
+			goto fail;
+		}
+		q->silence = (unsigned)n;
+	}
 
 	overlay = path_join(q->workdir, "root.qcow2");
 	rc = make_overlay(loop, spec->appliance, overlay);
@@ -712,6 +732,8 @@ qemu_silence_limit(void *priv)
 {
 	struct qemu *q = priv;
 
+	if (q->silence)
+		return q->silence;
 	return q->kvm ? SILENCE_KVM : SILENCE_TCG;
 }
 

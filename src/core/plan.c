@@ -88,6 +88,7 @@ plan_copy(struct plan *dst, const struct plan *src)
 	strvec_copy(&dst->tests.exclude_files, &src->tests.exclude_files);
 	dst->fstests_src = dup_or_null(src->fstests_src);
 	dst->shards = src->shards;
+	dst->test_timeout = src->test_timeout;
 	dst->cpus = src->cpus;
 	dst->mem = src->mem;
 }
@@ -200,6 +201,8 @@ plan_to_json(const struct plan *plan)
 	json_object_set_new(root, "fstests_src", json_str_or_null(plan->fstests_src));
 	json_object_set_new(root, "shards", json_integer(plan->shards));
 	json_object_set_new(root, "cpus", json_integer(plan->cpus));
+	if (plan->test_timeout)
+		json_object_set_new(root, "test_timeout", json_integer(plan->test_timeout));
 	if (plan->mem)
 		json_object_set_new(root, "mem",
 				    json_string(format_size(plan->mem, mem, sizeof(mem))));
@@ -529,8 +532,9 @@ out:
 enum status
 plan_from_json(const char *text, const char *source, struct plan *out)
 {
-	static const char *const keys[] = { "version",	   "kernel", "configs", "backend", "tests",
-					    "fstests_src", "shards", "cpus",	"mem" };
+	static const char *const keys[] = { "version", "kernel",      "configs", "backend",
+					    "tests",   "fstests_src", "shards",	 "cpus",
+					    "mem",     "test_timeout" };
 	struct reader r = { .source = source ? source : "plan" };
 	json_error_t jerr;
 	json_t *root, *obj;
@@ -568,6 +572,7 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 	    (rc = read_string(&r, root, "fstests_src", true, &plan.fstests_src)) != OK ||
 	    (rc = read_count(&r, root, "shards", 64, &plan.shards)) != OK ||
 	    (rc = read_count(&r, root, "cpus", 1024, &plan.cpus)) != OK ||
+	    (rc = read_count(&r, root, "test_timeout", 7 * 86400, &plan.test_timeout)) != OK ||
 	    (rc = read_mem(&r, root, &plan.mem)) != OK)
 		goto out;
 	plan_release(out);

@@ -69,10 +69,11 @@ struct plan {
 	char *backend;		    /* "qemu" */
 	struct strvec backend_opts; /* "key=value" */
 	struct plan_tests tests;
-	char *fstests_src; /* a directory or git URL; NULL for the default */
-	unsigned shards;   /* >= 1 */
-	unsigned cpus;	   /* per guest, >= 1 */
-	uint64_t mem;	   /* bytes per guest */
+	char *fstests_src;     /* a directory or git URL; NULL for the default */
+	unsigned shards;       /* >= 1 */
+	unsigned cpus;	       /* per guest, >= 1 */
+	uint64_t mem;	       /* bytes per guest */
+	unsigned test_timeout; /* seconds one test may run before it counts as hung; 0: no limit */
 };
 
 void plan_init(struct plan *plan);

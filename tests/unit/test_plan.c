@@ -58,6 +58,7 @@ full_plan(struct plan *p)
 	p->shards = 3;
 	p->cpus = 4;
 	p->mem = 3ull << 30;
+	p->test_timeout = 600;
 	plan_defaults(p);
 }
 
@@ -77,6 +78,7 @@ test_defaults(void **state)
 	assert_int_equal(p.shards, 1);
 	assert_true(p.cpus >= 1 && p.cpus <= 2);
 	assert_int_equal(p.mem, 2ull << 30);
+	assert_int_equal(p.test_timeout, 0);
 	assert_int_equal(plan_validate(&p, &prof, backends), OK);
 	plan_release(&p);
 }
@@ -106,6 +108,7 @@ test_round_trip(void **state)
 	assert_int_equal(b.shards, 3);
 	assert_int_equal(b.cpus, 4);
 	assert_int_equal(b.mem, 3ull << 30);
+	assert_int_equal(b.test_timeout, 600);
 	assert_int_equal(plan_validate(&b, &prof, backends), OK);
 	free(ja);
 	free(jb);
