@@ -298,14 +298,58 @@ match_exit(const char *s, size_t len, int *status)
 	return n + d + 1;
 }
 
-/* The lines of check's summary. */
+/* " tests" (or " test") and nothing else */
+static bool
+is_tests_word(const char *s, size_t len)
+{
+	return (len == 6 && !memcmp(s, " tests", 6)) || (len == 5 && !memcmp(s, " test", 5));
+}
+
+/* "Failed N of M tests" / "Passed all N tests" */
+static bool
+match_total(const char *s, size_t len, unsigned long *failed, unsigned long *tried)
+{
+	size_t n;
+
+	len = rtrim_len(s, len);
+	if (has_prefix(s, len, "Passed all ")) {
+		s += 11;
+		len -= 11;
+		n = parse_uint(s, len, tried);
+		*failed = 0;
+		return n && is_tests_word(s + n, len - n);
+	}
+	if (has_prefix(s, len, "Failed ")) {
+		s += 7;
+		len -= 7;
+		n = parse_uint(s, len, failed);
+		if (!n || !has_prefix(s + n, len - n, " of "))
+			return false;
+		s += n + 4;
+		len -= n + 4;
+		n = parse_uint(s, len, tried);
+		return n && is_tests_word(s + n, len - n);
+	}
+	return false;
+}
+
+/*
+ * The lines of check's summary, exactly as check words them (test output,
+ * mkfs errors and the like may well start with "Failed ").
+ */
 static bool
 is_summary_line(const char *s, size_t len)
 {
-	return has_prefix(s, len, "Ran: ") || has_prefix(s, len, "Not run: ") ||
-	       has_prefix(s, len, "Failures: ") || has_prefix(s, len, "Interrupted!") ||
-	       has_prefix(s, len, "Failed ") || has_prefix(s, len, "Passed all ") ||
-	       (len == 4 && !memcmp(s, "Ran:", 4));
+	unsigned long failed, tried;
+
+	len = rtrim_len(s, len);
+	if (has_prefix(s, len, "Ran:"))
+		return len == 4 || s[4] == ' ';
+	if (has_prefix(s, len, "Not run: ") || has_prefix(s, len, "Failures: "))
+		return true;
+	if (len == 12 && !memcmp(s, "Interrupted!", 12))
+		return true;
+	return match_total(s, len, &failed, &tried);
 }
 
 /*
@@ -586,10 +630,10 @@ emit_section(struct check_parser *p)
 	ev.u.section.mkfs_options = h->mkfs.len ? h->mkfs.buf : NULL;
 	ev.u.section.mount_options = h->mount.len ? h->mount.buf : NULL;
 	ev.u.section.recreating = h->recreating;
-	header_reset(h);
 	section_reset(p);
 	p->st = ST_IDLE;
 	emit(p, &ev);
+	header_reset(h); /* after the event: its strings are the header's */
 }
 
 static void
@@ -676,6 +720,7 @@ end_test(struct check_parser *p)
 	if (o->listed && !o->reason.len)
 		strbuf_adds(&o->reason, "listed by check -n");
 	if (!check_outcome_status(o, &st)) {
+		warn(p, "check printed no result for '%s' before going on", p->test);
 		st = TS_FAIL;
 		o->reasons |= FAIL_OTHER;
 		add_reason(o, "check printed no result", 23);
@@ -744,9 +789,8 @@ start_test(struct check_parser *p, const char *name, size_t name_len, double pre
 	char buf[CHECK_NAME_MAX + 1];
 
 	copy_name(buf, name, name_len);
-	if (p->in_test && !p->out.any && !p->test_line_done)
-		warn(p, "check printed no result for '%s' before '%s'", p->test, buf);
 	anchor(p, false);
+	p->hdr.just_section = false;
 	if (p->loop && !strcmp(p->loop_test, buf)) {
 		p->rerun = ++p->loop_runs;
 	} else if (p->last_failed && !p->last_rerun && !strcmp(p->last_test, buf)) {
@@ -786,17 +830,16 @@ enum line_end {
 /*
  * Does s start a test line? Decides from the bytes alone, the same for any
  * prefix that decides (so chunking never changes the events): the name,
- * then check's seven blanks, or " Ns ... ", or " -" (no such test), or a
- * line end. *listed: the name and padding alone on a complete line (-n).
+ * then check's seven blanks, or " Ns ... ", or " -" (no such test, not
+ * "NAME - unknown test, ignored"), or a line end (-n lists tests so).
  */
 static enum start_rule
 start_rule(const struct check_parser *p, const char *s, size_t len, enum line_end end,
-	   size_t *name_len, size_t *rest, double *prev, bool *listed)
+	   size_t *name_len, size_t *rest, double *prev)
 {
 	size_t n, k = 0, m;
 	const char *t;
 
-	*listed = false;
 	*prev = -1;
 	if (end == LE_NONE) {
 		size_t i = 0;
@@ -822,12 +865,8 @@ start_rule(const struct check_parser *p, const char *s, size_t len, enum line_en
 		k++;
 	if (k >= LASTTIME_BLANK)
 		return SR_FIRE;
-	if (k == len) {
-		if (end == LE_NONE)
-			return SR_WAIT;
-		*listed = end == LE_NEWLINE;
-		return SR_FIRE;
-	}
+	if (k == len)
+		return end == LE_NONE ? SR_WAIT : SR_FIRE;
 	if (!k)
 		return SR_NOT_TEST; /* a tab after the name: not check's padding */
 	if (is_digit(t[k])) {
@@ -846,32 +885,67 @@ start_rule(const struct check_parser *p, const char *s, size_t len, enum line_en
 		}
 		return SR_FIRE;
 	}
-	if (t[k] == '-')
+	if (t[k] == '-') {
+		static const char unknown[] = "- unknown test, ignored";
+		size_t have = len - k, u = sizeof(unknown) - 1;
+
+		/* wait while it may still be that warning (see process_line()) */
+		if (k == 1 && end == LE_NONE &&
+		    (have <= u ? !memcmp(t + k, unknown, have)
+			       : !memcmp(t + k, unknown, u) && all_blank(t + k + u, have - u)))
+			return SR_WAIT;
 		return SR_FIRE;
+	}
 	return SR_NOT_TEST;
 }
 
 static void summary_line(struct check_parser *p, const char *s, size_t len);
 
-/* The text after the name on the test line. */
+/*
+ * A summary line that comes while a test is in progress: check's own, or
+ * the test's output (check -d)? Once the test has an outcome, or the
+ * summary has begun, only check prints. Before that check can only be
+ * cut off in the test (a signal), and then its "Ran:" list ends with the
+ * test (check adds a test to it before running it); with -b the summary
+ * begins with "Interrupted!".
+ */
+static bool
+summary_is_checks(const struct check_parser *p, const char *s, size_t len)
+{
+	size_t n;
+
+	if (!p->in_test || p->out.any || p->sum.active)
+		return true;
+	len = rtrim_len(s, len);
+	if (len == 12 && !memcmp(s, "Interrupted!", 12))
+		return true;
+	n = strlen(p->test);
+	return has_prefix(s, len, "Ran: ") && len >= n + 5 && s[len - n - 1] == ' ' &&
+	       !memcmp(s + len - n, p->test, n);
+}
+
+/*
+ * The text after the name on the test line. A line that ends with nothing
+ * after the name but blanks is check -n's listing (a running test's line
+ * always gets its outcome before the newline), however many blanks its
+ * padding came to and whether TEST_START came before the line ended.
+ */
 static void
-test_line_rest(struct check_parser *p, const char *s, size_t len, enum line_end end, bool listed)
+test_line_rest(struct check_parser *p, const char *s, size_t len, enum line_end end)
 {
 	size_t n;
 	bool summary;
 
 	if (all_blank(s, len)) {
-		if (end == LE_EOF)
+		if (end == LE_NONE || end == LE_EOF)
 			return; /* cut off while the test ran */
 		p->test_line_done = true;
-		if (listed) {
-			p->out.listed = p->out.settled = p->out.any = true;
-			end_test(p);
-		}
+		p->out.listed = p->out.settled = p->out.any = true;
+		end_test(p);
 		return;
 	}
 	n = check_outcome_scan(&p->out, s, len, &summary);
-	if (summary) {
+	if (summary && summary_is_checks(p, s + n, len - n)) {
 		settle_test(p, true);
 		summary_line(p, s + n, len - n);
 		return;
@@ -915,7 +989,7 @@ test_more(struct check_parser *p, const char *s, size_t len)
 		return; /* the caller goes on with the line */
 	}
 	n = check_outcome_scan(&p->out, s, len, &summary);
-	if (summary) {
+	if (summary && summary_is_checks(p, s + n, len - n)) {
 		settle_test(p, false);
 		summary_line(p, s + n, len - n);
 		return;
@@ -980,34 +1054,6 @@ list_value(struct strbuf *sb, unsigned *count, const char *s, size_t len)
 	*count = count_words(s, len);
 }
 
-/* "Failed N of M tests" / "Passed all N tests" */
-static bool
-match_total(const char *s, size_t len, unsigned long *failed, unsigned long *tried)
-{
-	size_t n;
-
-	len = rtrim_len(s, len);
-	if (has_prefix(s, len, "Passed all ")) {
-		s += 11;
-		len -= 11;
-		n = parse_uint(s, len, tried);
-		*failed = 0;
-		return n && has_prefix(s + n, len - n, " test") && len - n <= 6;
-	}
-	if (has_prefix(s, len, "Failed ")) {
-		s += 7;
-		len -= 7;
-		n = parse_uint(s, len, failed);
-		if (!n || !has_prefix(s + n, len - n, " of "))
-			return false;
-		s += n + 4;
-		len -= n + 4;
-		n = parse_uint(s, len, tried);
-		return n && has_prefix(s + n, len - n, " test") && len - n <= 6;
-	}
-	return false;
-}
-
 static void
 summary_line(struct check_parser *p, const char *s, size_t len)
 {
@@ -1015,6 +1061,10 @@ summary_line(struct check_parser *p, const char *s, size_t len)
 	unsigned long failed, tried;
 
 	flush_header(p);
+	if (!is_summary_line(s, len)) {
+		console(p, s, len);
+		return;
+	}
 	m->active = true;
 	if (has_prefix(s, len, "Ran:")) {
 		m->have_ran = true;
@@ -1031,8 +1081,6 @@ summary_line(struct check_parser *p, const char *s, size_t len)
 		m->n_failures = (unsigned)failed;
 		m->n_ran = (unsigned)tried;
 		emit_summary(p, true);
-	} else {
-		console(p, s, len);
 	}
 }
 
@@ -1115,11 +1163,10 @@ process_line(struct check_parser *p, const char *s, size_t len, enum line_end en
 {
 	size_t name_len, rest, val;
 	double prev;
-	bool listed;
 	enum hkey key;
 
 	if (p->line_is_test) {
-		test_line_rest(p, s + p->line_rest, len - p->line_rest, end, false);
+		test_line_rest(p, s + p->line_rest, len - p->line_rest, end);
 		return;
 	}
 	if (p->in_test && p->out.want_notrun_reason) {
@@ -1162,7 +1209,7 @@ process_line(struct check_parser *p, const char *s, size_t len, enum line_end en
 		}
 		p->st = ST_IDLE;
 	}
-	if (is_summary_line(s, len)) {
+	if (is_summary_line(s, len) && summary_is_checks(p, s, len)) {
 		settle_test(p, false);
 		summary_line(p, s, len);
 		return;
@@ -1177,8 +1224,11 @@ process_line(struct check_parser *p, const char *s, size_t len, enum line_end en
 		if (p->loop && strlen(p->loop_test) == name_len &&
 		    !memcmp(p->loop_test, s, name_len))
 			p->loop = false;
+		char buf[CHECK_NAME_MAX + 1];
+
+		copy_name(buf, s, name_len);
 		p->last_failed = false;
-		emit_console(p, s, len, scratch_str(p, s, name_len));
+		emit_console(p, s, len, buf);
 		return;
 	}
 	if ((name_len = check_test_name_len(s, len)) && rtrim_len(s, len) == name_len + 24 &&
@@ -1191,9 +1241,9 @@ process_line(struct check_parser *p, const char *s, size_t len, enum line_end en
 		     buf);
 		return;
 	}
-	if (start_rule(p, s, len, end, &name_len, &rest, &prev, &listed) == SR_FIRE) {
+	if (start_rule(p, s, len, end, &name_len, &rest, &prev) == SR_FIRE) {
 		start_test(p, s, name_len, prev);
-		test_line_rest(p, s + rest, len - rest, end, listed);
+		test_line_rest(p, s + rest, len - rest, end);
 		return;
 	}
 	if (p->in_test) {
@@ -1210,11 +1260,10 @@ check_partial(struct check_parser *p)
 {
 	size_t len = p->line.len, name_len, rest;
 	double prev;
-	bool listed;
 
 	while (len && p->line.buf[len - 1] == '\r')
 		len--;
-	switch (start_rule(p, p->line.buf, len, LE_NONE, &name_len, &rest, &prev, &listed)) {
+	switch (start_rule(p, p->line.buf, len, LE_NONE, &name_len, &rest, &prev)) {
 	case SR_FIRE:
 		start_test(p, p->line.buf, name_len, prev);
 		p->line_is_test = true;
@@ -1308,12 +1357,16 @@ check_parser_feed(struct check_parser *p, const char *buf, size_t len)
 		} else {
 			size_t room = CHECK_LINE_MAX - p->line.len;
 
-			if (seg >= room && (seg > room || !nl)) {
+			/* cut only when bytes beyond the limit are there, so
+			 * that a line of exactly the limit is the same whether
+			 * its newline comes in this chunk or the next */
+			if (seg > room) {
 				strbuf_add(&p->line, buf, room);
 				p->cut++;
-				warn(p, "check output line %zu is longer than %u KiB; cut there",
-				     p->lines + 1, CHECK_LINE_MAX / 1024);
 				line_done(p, LE_NEWLINE);
+				/* after the line: a TEST_START on it may have come already */
+				warn(p, "check output line %zu is longer than %u KiB; cut there",
+				     p->lines, CHECK_LINE_MAX / 1024);
 				p->discarding = !nl;
 			} else {
 				strbuf_add(&p->line, buf, seg);

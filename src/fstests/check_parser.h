@@ -50,9 +50,14 @@
  *		    first line that is not part of it). name is NULL without
  *		    sections. RECREATING sets recreating.
  *	TEST_START  as soon as the name is certain, usually while the test is
- *		    still running: the name followed by seven spaces (check's
- *		    "no previous time"), or by " Ns ... " (prev_seconds = N), or by
- *		    a complete line. rerun counts -L reruns of the test just
+ *		    still running: the name followed by seven blanks (check's
+ *		    "no previous time" after its padding), or by " Ns ... "
+ *		    (prev_seconds = N), or by " -" (not "- unknown test,
+ *		    ignored"), or by a complete line. A name seven or more
+ *		    columns shorter than check's padding starts at its seventh
+ *		    blank, before a previous time can be seen (no fstests test
+ *		    name is that short). The decision never depends on where
+ *		    the chunks of input end. rerun counts -L reruns of the test just
  *		    failed: a test line naming the test that just failed (or that
  *		    is in a rerun loop) is its rerun 1, 2, ...; the aggregate line
  *		    ends the loop.
@@ -68,11 +73,12 @@
  *		    "... (N more lines)". seconds: check's time for a pass, else
  *		    the -T stamps' difference, else < 0. "- no such test?" is a
  *		    fail with FAIL_NO_SUCH_TEST (check itself counts it nowhere).
- *		    A test check listed with -n is notrun, reason "listed by
- *		    check -n". A test whose line ended and for which check went
- *		    on to something else without an outcome is a fail with
- *		    FAIL_OTHER. Listeners count only rerun == 0 in totals, as
- *		    check does.
+ *		    A test line that ends with nothing but blanks after the name
+ *		    is check -n's listing: notrun, reason "listed by check -n".
+ *		    A test whose line ended and for which check went on to
+ *		    something else without an outcome is a fail with FAIL_OTHER
+ *		    (and a WARNING). Listeners count only rerun == 0 in totals,
+ *		    as check does.
  *	SUMMARY     at "Failed N of M tests" / "Passed all N tests". counts.ran
  *		    is tests that ran (check's "Ran:" count less its not-run
  *		    ones), passed = ran - failed, notrun from "Not run:" (or the
@@ -81,12 +87,20 @@
  *		    check counts the test it was cut off in as run and passed.
  *		    The lists are check's, space-separated. The closing recap of
  *		    a run with sections is passed on as CONSOLE, not SUMMARY.
+ *		    Summary lines are taken in check's exact words only ("Ran:",
+ *		    "Not run: ", "Failures: ", "Interrupted!", "Failed N of M
+ *		    tests", "Passed all N tests"); while a test is running and
+ *		    has no outcome yet, only an "Interrupted!" or a "Ran:" list
+ *		    that ends with that test (check adds a test to it before
+ *		    running it) begins the summary: anything else is the test's
+ *		    own output (-d).
  *	CONSOLE     every line that is none of the above (check's preamble,
  *		    mkfs errors, -d test output, garbage), with u.line.test the
  *		    test in progress. Empty lines between blocks are dropped.
  *	WARNING     "NAME - unknown test, ignored", a line longer than
- *		    CHECK_LINE_MAX (cut there; the rest up to its newline is
- *		    dropped), a test started while another had no outcome.
+ *		    CHECK_LINE_MAX (cut there, the warning after the line's
+ *		    events; the rest up to its newline is dropped), a test that
+ *		    check left without an outcome (before its FAIL_OTHER end).
  *
  * The test in progress. A test whose name was printed and for which no
  * outcome came (check killed, the guest crashed or hung, or a SIGINT: then

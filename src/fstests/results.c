@@ -222,6 +222,8 @@ section_attach_artifacts(struct section_result *sec, const char *report_dir)
 			t->full = file_if_there(report_dir, t->test, ".full");
 		if (!t->dmesg)
 			t->dmesg = file_if_there(report_dir, t->test, ".dmesg");
+		if (!t->kmsg)
+			t->kmsg = file_if_there(report_dir, t->test, ".kmsg");
 		if (t->status == TS_NOTRUN && !t->reason &&
 		    (p = file_if_there(report_dir, t->test, ".notrun"))) {
 			t->reason = read_small(p, NOTRUN_MAX);
@@ -1402,7 +1404,7 @@ xunit_start(void *data, const char *qname, const struct xml_attr *a, size_t n)
 
 		if (k && *k)
 			strvec_pushf(&x->props, "%s=%s", k, v ? v : "");
-	} else if (!strcmp(name, "testcase") && x->in_suite) {
+	} else if (!strcmp(name, "testcase") && x->in_suite && !x->in_case) {
 		const char *cn = attr_get(a, n, "classname"), *tn = attr_get(a, n, "name");
 		const char *t = attr_get(a, n, "time");
 

@@ -132,8 +132,8 @@ void run_record_recount(struct run_record *rec);
 /*
  * Set the artifact paths of a section's tests from the files in
  * report_dir (check's REPORT_DIR: results/ or results/SECTION/):
- * TEST.out.bad, TEST.full, TEST.dmesg. A not-run test without a reason gets
- * the text of TEST.notrun.
+ * TEST.out.bad, TEST.full, TEST.dmesg and TEST.kmsg (its kernel-log
+ * slice). A not-run test without a reason gets the text of TEST.notrun.
  */
 void section_attach_artifacts(struct section_result *sec, const char *report_dir);
 
