@@ -118,6 +118,7 @@ install: $(BUILD)/fswb
 	install -m 0755 $(BUILD)/fswb $(DESTDIR)$(PREFIX)/bin/fswb
 	cp -R profiles docs $(DESTDIR)$(PREFIX)/share/fswb/
 	cp -R src/rootfs/agent $(DESTDIR)$(PREFIX)/share/fswb/agent
+	install -m 0755 src/rootfs/initramfs-init $(DESTDIR)$(PREFIX)/share/fswb/initramfs-init
 	rm -f $(DESTDIR)$(PREFIX)/share/fswb/docs/fswb.1
 	install -m 0644 docs/fswb.1 $(DESTDIR)$(PREFIX)/share/man/man1/fswb.1
 

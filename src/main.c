@@ -17,10 +17,8 @@
 #include "core/profile.h"
 #include "core/status.h"
 #include "core/util.h"
+#include "backends/backend.h"
 #include "cmd/cmd.h"
-
-/* The backends this fswb has; the wizard and plan validation read it. */
-static const char *const backend_names[] = { "qemu", NULL };
 
 /* Print the recorded error and return the exit code for "nothing could run". */
 static int
@@ -41,6 +39,10 @@ static const char usage_text[] =
 	"  run [OPTIONS] [TEST...]   run fstests (headless; prints a line per test)\n"
 	"  plan [OPTIONS] --dump     print the plan those options make, as JSON\n"
 	"  profiles [show CFG]       list filesystem configurations and test sets\n"
+	"  results [show ID|import PATH]  past runs; one run's summary; read fstests results\n"
+	"  kernel list|config|build  the kernels fswb can use; a tree's fstests config; build it\n"
+	"  appliance build|list|rm|initramfs  the test appliance image; a modular kernel's "
+	"initramfs\n"
 	"\n"
 	"Options of run and plan (the ones fstests users know keep their meaning):\n"
 	"  -c, --config FS/CFG[,..]  filesystem configurations, as xfstests-bld names\n"
@@ -62,12 +64,13 @@ static const char usage_text[] =
 	"      --cpus N              CPUs per guest (default 2)\n"
 	"      --mem SIZE            memory per guest (default 2G)\n"
 	"      --shards N            split the tests over N guests (default 1)\n"
+	"      --test-timeout SECONDS  a test running longer counts as hung (default: none)\n"
 	"      --plan FILE           start from a saved plan (JSON)\n"
 	"      --dump                (plan) print the plan as JSON\n"
 	"  TEST...                   tests by name or glob: generic/001 'xfs/1*'\n"
 	"\n"
-	"Options of profiles:\n"
-	"      --json                print as JSON\n"
+	"Options of profiles and results:\n"
+	"      --json                print as JSON (run: the events as JSON lines)\n"
 	"\n"
 	"General options:\n"
 	"  -h, --help                show this help\n"
@@ -119,6 +122,7 @@ enum {
 	OPT_CPUS,
 	OPT_MEM,
 	OPT_SHARDS,
+	OPT_TEST_TIMEOUT,
 	OPT_PLAN,
 	OPT_DUMP,
 	OPT_JSON,
@@ -142,6 +146,7 @@ static const struct option plan_options[] = {
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "test-timeout", required_argument, NULL, OPT_TEST_TIMEOUT },
 	{ "plan", required_argument, NULL, OPT_PLAN },
 	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -309,6 +314,9 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		case OPT_SHARDS:
 			plan->shards = parse_count("shards", optarg, 64);
 			break;
+		case OPT_TEST_TIMEOUT:
+			plan->test_timeout = parse_count("test-timeout", optarg, 7 * 86400);
+			break;
 		case OPT_PLAN:
 			break; /* read above */
 		case OPT_DUMP:
@@ -340,7 +348,7 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		strvec_push(&plan->tests.tests, argv[i]);
 	}
 	plan_defaults(plan);
-	if (plan_validate(plan, prof, backend_names) != OK)
+	if (plan_validate(plan, prof, backend_names()) != OK)
 		die("%s", error_msg());
 }
 
@@ -539,9 +547,8 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "run", cmd_run },
-	{ "plan", cmd_plan },
-	{ "profiles", cmd_profiles },
+	{ "run", cmd_run },	    { "plan", cmd_plan },     { "profiles", cmd_profiles },
+	{ "results", cmd_results }, { "kernel", cmd_kernel }, { "appliance", cmd_appliance },
 };
 
 int

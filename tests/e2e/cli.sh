@@ -57,6 +57,13 @@ done
 check "the man page covers every option in --help (missing:${missing:- none})" test -z "$missing"
 for cmd in $(sed -n 's/^  \([a-z]\+\) .*/\1/p' <<<"$help" | sort -u); do
 	check "the man page covers '$cmd'" grep -qE "^\.B(I)? \"?$cmd" "$man"
+	# and every option of the command's own --help
+	sub=$("$FSWB" "$cmd" --help 2>&1) || continue
+	missing=
+	for opt in $(grep -oE -- '--[a-z][a-z-]+' <<<"$sub" | sort -u); do
+		grep -qF -- "${opt//-/\\-}" "$man" || missing="$missing $opt"
+	done
+	check "the man page covers the options of '$cmd' (missing:${missing:- none})" test -z "$missing"
 done
 
 done_testing
