@@ -376,12 +376,12 @@ cmd_run(int argc, char **argv)
 {
 	struct cli cli = { 0 };
 
+	int rc;
+
 	parse_plan_args("run", argc, argv, &cli);
+	rc = run_headless(&cli.plan, load_profiles(), cli.json);
 	plan_release(&cli.plan);
-	fprintf(stderr, "fswb run: the plan is valid, but this fswb cannot boot a guest yet "
-			"(the local QEMU backend is still being built);\n"
-			"'fswb plan --dump' with the same options shows what would run\n");
-	return 2;
+	return rc;
 }
 
 /* ---- profiles ---- */

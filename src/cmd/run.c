@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `fswb run` without a terminal UI: the headless printer. A line per test as
+ * it ends, then per configuration the summary xfstests-bld users know, the
+ * failures, and the not-run causes grouped with their fixes. --json prints
+ * the events as JSON lines instead.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "core/engine.h"
+#include "core/event_json.h"
+#include "core/loop.h"
+
+struct printer {
+	bool json, tty;
+	bool progress_line; /* a \r line is on screen */
+	int last_decile;
+	struct strvec errors;
+	const char *run_dir;
+};
+
+static void
+clear_progress(struct printer *p)
+{
+	if (p->progress_line) {
+		fputs("\r\033[K", stdout);
+		p->progress_line = false;
+	}
+}
+
+static void
+print_stage(struct printer *p, const struct event *ev)
+{
+	const char *s = ev->u.stage.stage;
+	const char *d = ev->u.stage.detail;
+
+	switch (ev->type) {
+	case EV_STAGE_BEGIN:
+		clear_progress(p);
+		p->last_decile = -1;
+		printf("[%s] %s%s\n", s,
+		       ev->config && !strcmp(s, "boot") ? "starting a guest for " : "",
+		       d ? d : (ev->config ? ev->config : "..."));
+		break;
+	case EV_STAGE_PROGRESS:
+		if (p->tty) {
+			clear_progress(p);
+			if (ev->u.stage.fraction >= 0)
+				printf("[%s] %s %3.0f%%", s, d ? d : "",
+				       ev->u.stage.fraction * 100);
+			else
+				printf("[%s] %s", s, d ? d : "");
+			p->progress_line = true;
+		} else if (d && ev->u.stage.fraction < 0) {
+			printf("[%s] %s\n", s, d);
+		} else if (ev->u.stage.fraction >= 0 &&
+			   (int)(ev->u.stage.fraction * 10) > p->last_decile) {
+			p->last_decile = (int)(ev->u.stage.fraction * 10);
+			printf("[%s] %s %d%%\n", s, d ? d : "", p->last_decile * 10);
+		}
+		break;
+	case EV_STAGE_END:
+		clear_progress(p);
+		if (ev->u.stage.code == OK) {
+			if (ev->u.stage.message)
+				printf("[%s] ready: %s\n", s, ev->u.stage.message);
+		} else {
+			printf("[%s] failed: %s\n", s,
+			       ev->u.stage.message ? ev->u.stage.message : "unknown error");
+			strvec_pushf(&p->errors, "%s: %s", s,
+				     ev->u.stage.message ? ev->u.stage.message : "failed");
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+print_test_end(struct printer *p, const struct event *ev)
+{
+	const char *reason = ev->u.test_end.reason;
+	char secs[32] = "";
+
+	if (ev->u.test_end.seconds >= 0)
+		snprintf(secs, sizeof(secs), "%.0fs", ev->u.test_end.seconds);
+	clear_progress(p);
+	printf("%-14s %-9s %5s%s%s%s\n", ev->u.test_end.test,
+	       test_status_str(ev->u.test_end.status), secs,
+	       ev->u.test_end.rerun ? "  (rerun)" : "", reason ? "  " : "", reason ? reason : "");
+	fflush(stdout);
+}
+
+static void
+on_event(void *data, const struct event *ev)
+{
+	struct printer *p = data;
+
+	if (p->json) {
+		struct strbuf sb = STRBUF_INIT;
+
+		event_to_json(ev, &sb);
+		fwrite(sb.buf, 1, sb.len, stdout);
+		fflush(stdout);
+		strbuf_release(&sb);
+		return;
+	}
+	switch (ev->type) {
+	case EV_RUN_BEGIN:
+		printf("fswb: run %s\n", ev->u.run.id);
+		break;
+	case EV_STAGE_BEGIN:
+	case EV_STAGE_PROGRESS:
+	case EV_STAGE_END:
+		print_stage(p, ev);
+		break;
+	case EV_SECTION:
+		clear_progress(p);
+		if (ev->u.section.fstyp)
+			printf("%s: FSTYP %s%s%s\n", ev->config ? ev->config : "check",
+			       ev->u.section.fstyp,
+			       ev->u.section.mkfs_options ? ", MKFS_OPTIONS " : "",
+			       ev->u.section.mkfs_options ? ev->u.section.mkfs_options : "");
+		break;
+	case EV_TEST_START:
+		if (p->tty) {
+			clear_progress(p);
+			printf("%-14s running...", ev->u.test_start.test);
+			p->progress_line = true;
+			fflush(stdout);
+		}
+		break;
+	case EV_TEST_END:
+		print_test_end(p, ev);
+		break;
+	case EV_WARNING:
+		clear_progress(p);
+		fflush(stdout);
+		fprintf(stderr, "fswb: warning: %s\n", ev->u.error.message);
+		break;
+	case EV_ERROR:
+		clear_progress(p);
+		fflush(stdout);
+		fprintf(stderr, "fswb: error: %s\n", ev->u.error.message);
+		strvec_push(&p->errors, ev->u.error.message);
+		break;
+	default:
+		break;
+	}
+}
+
+static volatile sig_atomic_t stop_requests;
+
+static void
+on_stop(struct loop *loop, int signo, void *data)
+{
+	struct engine *e = data;
+
+	if (++stop_requests == 1)
+		fprintf(stderr, "\nfswb: stopping the run (Ctrl-C again to stop at once)\n");
+	engine_cancel(e);
+}
+
+int
+run_headless(const struct plan *plan, const struct profiles *profiles, bool json)
+{
+	struct printer p = { .json = json, .tty = !json && isatty(STDOUT_FILENO) };
+	struct event_bus bus = EVENT_BUS_INIT;
+	struct loop *loop = loop_new();
+	struct engine *e;
+	int code;
+
+	strvec_init(&p.errors);
+	event_bus_add(&bus, (struct listener){ on_event, &p });
+	engine_new(plan, profiles, loop, &bus, &e);
+	if (engine_start(e) != OK) {
+		code = cmd_fail("run");
+		goto out;
+	}
+	p.run_dir = engine_run_dir(e);
+	loop_watch_signal(loop, SIGINT, on_stop, e);
+	loop_watch_signal(loop, SIGTERM, on_stop, e);
+	loop_watch_signal(loop, SIGHUP, on_stop, e);
+	while (!engine_done(e)) {
+		loop_run_once(loop, 1000);
+		if (stop_requests > 1)
+			break;
+	}
+	code = engine_exit_code(e);
+	if (!json) {
+		clear_progress(&p);
+		print_run_dir_summary(p.run_dir);
+		if (code == 2)
+			printf("Nothing could run%s.\n", p.errors.n ? "; see the error above" : "");
+	}
+out:
+	engine_free(e);
+	loop_free(loop);
+	event_bus_release(&bus);
+	strvec_clear(&p.errors);
+	return code;
+}

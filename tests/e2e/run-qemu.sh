@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# fswb run end to end: real QEMU guests (TCG here) booting the installed
+# kernel and an appliance built with mini-fstests, from plan to results:
+# passes, a not-run, failures of each kind, a kernel panic, a hung test, an
+# interrupted run, --json, the run directory, and nothing left behind.
+. "$(dirname "$0")/../lib.sh"
+
+CACHE=${FSWB_TEST_CACHE:-/var/tmp/fswb-test-cache}
+export FSWB_CACHE_DIR=$CACHE/fswb
+MINI=$SRCDIR/tests/fixtures/mini-fstests
+
+need() {
+	if ! command -v "$1" >/dev/null 2>&1; then
+		skip "fswb run in a guest" "$1 is not installed (make deps)"
+		done_testing
+		exit 0
+	fi
+}
+need qemu-system-x86_64
+need qemu-img
+need mmdebstrap
+if ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
+	skip "fswb run in a guest" "no kernel in /boot (make deps installs one)"
+	done_testing
+	exit 0
+fi
+
+qemus() { pgrep -f "qemu-system-x86_64.*$FSWB_HOME" | wc -l; }
+runs_dir=$FSWB_HOME/data/runs
+last_run() { ls -d "$runs_dir"/*/ 2>/dev/null | sort | tail -1; }
+
+# 1. A mixed run: pass, pass, not run, output mismatch, dmesg warning.
+out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" \
+	generic/001 generic/002 generic/004 generic/006 generic/008 2>"$T/err")
+rc=$?
+printf '%s\n' "$out" >"$T/out1"
+check "a run with failures exits 1 (rc=$rc; $(tail -3 "$T/err" | tr '\n' ' '))" test "$rc" -eq 1
+check "generic/001 passes" grep -qE '^generic/001 +pass +[0-9]+s' "$T/out1"
+check "generic/002 passes" grep -qE '^generic/002 +pass ' "$T/out1"
+check "generic/004 is not run, with check's reason" grep -qE '^generic/004 +notrun .*LOGWRITES_DEV' "$T/out1"
+check "generic/006 fails on its output" grep -qE '^generic/006 +fail .*output mismatch' "$T/out1"
+check "generic/008 fails on dmesg" grep -qE '^generic/008 +fail .*dmesg' "$T/out1"
+check "the summary has the xfstests-bld shape" \
+	grep -qE '^ext4/4k: 5 tests, 2 failures, 1 skipped, [0-9]+ seconds$' "$T/out1"
+check "the failures are listed" grep -q '^Failures on ext4/4k:' "$T/out1"
+check "the not-run cause comes with a fix" grep -qA3 '^Not run on ext4/4k' "$T/out1"
+check "TCG is announced when KVM does not work" \
+	sh -c "grep -q 'KVM' '$T/err' || test -w /dev/kvm"
+run=$(last_run)
+check "the run directory has plan.json" test -s "$run/plan.json"
+check "run.json has the five tests" test "$(grep -c '"test": "generic/' "$run/run.json")" -eq 5
+check "run.json says finished" grep -q '"finished": true' "$run/run.json"
+check "junit.xml is well-formed XML" xmllint --noout "$run/junit.xml"
+if [ -n "${FSWB_FSTESTS_SRC:-}" ] && [ -f "$FSWB_FSTESTS_SRC/doc/xunit.xsd" ]; then
+	check "junit.xml validates against fstests' xunit.xsd" \
+		xmllint --noout --schema "$FSWB_FSTESTS_SRC/doc/xunit.xsd" "$run/junit.xml"
+fi
+check "console.log holds the boot" grep -q 'Linux version' "$run/console.log"
+check "kernel.log holds the warning" grep -q 'WARNING:' "$run/kernel.log"
+check "the mismatch's .out.bad is kept" test -s "$run/results/ext4-4k/generic/006.out.bad"
+check "the test's kernel-log slice is kept" sh -c "grep -rq 'WARNING:' '$run/results/ext4-4k/generic/'*008*kmsg*"
+check "events.jsonl ends with run_end" sh -c "tail -1 '$run/events.jsonl' | grep -q '\"event\":\"run_end\"'"
+check "no QEMU is left running" test "$(qemus)" -eq 0
+check "no guest files are left" sh -c "! ls -d '$run'/guest-* 2>/dev/null"
+out=$("$FSWB" results show last)
+check "fswb results show prints the summary again" grep -qE '^ext4/4k: 5 tests, 2 failures' <<<"$out"
+
+# 2. --json: one event per line; a test's end carries test, status and seconds.
+"$FSWB" run --json -c ext4/4k --fstests-src "$MINI" generic/001 >"$T/json" 2>"$T/err"
+rc=$?
+check "an all-pass run exits 0 (rc=$rc)" test "$rc" -eq 0
+check "every line is a JSON object" sh -c "! grep -v '^{.*}\$' '$T/json'"
+check "test_end has test, status and seconds" \
+	grep -qE '"event":"test_end".*"test":"generic/001","status":"pass","seconds":[0-9]' "$T/json"
+
+# 3. A kernel panic in a test: that test is crashed, the run still ends well.
+out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" generic/010 2>"$T/err")
+rc=$?
+check "a panic exits 1 (rc=$rc)" test "$rc" -eq 1
+check "the panicking test is crashed" grep -qE '^generic/010 +crashed' <<<"$out"
+check "the crash names the panic" grep -q 'panic' <<<"$out"
+check "no QEMU is left after a crash" test "$(qemus)" -eq 0
+
+# 4. A test that hangs: stopped at the test timeout, recorded as hung.
+out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" --test-timeout 20 generic/011 2>"$T/err")
+rc=$?
+check "a hang exits 1 (rc=$rc)" test "$rc" -eq 1
+check "the hanging test is hung" grep -qE '^generic/011 +hung' <<<"$out"
+check "no QEMU is left after a hang" test "$(qemus)" -eq 0
+
+# 5. Ctrl-C in the middle: a clean stop, a run directory that says so.
+"$FSWB" run -c ext4/4k --fstests-src "$MINI" generic/012 generic/001 >"$T/int" 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do
+	grep -q '^\[tests\]' "$T/int" && break
+	sleep 1
+done
+sleep 3
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+run=$(last_run)
+check "an interrupted run exits non-zero (rc=$rc)" test "$rc" -ne 0
+check "run.json says interrupted" grep -q '"interrupted": true' "$run/run.json"
+check "no QEMU is left after Ctrl-C" test "$(qemus)" -eq 0
+check "no guest files are left after Ctrl-C" sh -c "! ls -d '$run'/guest-* 2>/dev/null"
+
+# 6. Nothing can run: a bad kernel path is named, and the exit status is 2.
+err=$("$FSWB" run --kernel /nonexistent/bzImage --fstests-src "$MINI" 2>&1)
+rc=$?
+check "a missing kernel exits 2 (rc=$rc)" test "$rc" -eq 2
+check "a missing kernel is named" grep -q "/nonexistent/bzImage" <<<"$err"
+
+done_testing
