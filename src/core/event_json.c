@@ -31,11 +31,22 @@ event_json_name(enum event_type type)
 	return names[type];
 }
 
+/* A string field; text that is not UTF-8 (a kernel-log line can be anything) gets '?'s. */
 static void
 set_str(json_t *o, const char *key, const char *v)
 {
-	if (v)
-		json_object_set_new(o, key, json_string(v));
+	json_t *j;
+	char *clean;
+
+	if (!v)
+		return;
+	j = json_string(v);
+	if (!j) {
+		clean = utf8_clean(v);
+		j = json_string(clean);
+		free(clean);
+	}
+	json_object_set_new(o, key, j);
 }
 
 static void

@@ -122,4 +122,13 @@ size_t edit_distance(const char *a, const char *b);
 /* The candidate closest to word, or NULL when none is close enough. */
 const char *closest_match(const char *word, const char *const *candidates, size_t n);
 
+/*
+ * UTF-8: the length of the valid sequence at p (a byte >= 0x80, end the
+ * end of the text), or 0 when it is not one (overlong forms, surrogates and
+ * U+FFFE/U+FFFF count as invalid: XML refuses them); and a copy of s with
+ * every byte that is not valid UTF-8 made '?' (free() it).
+ */
+size_t utf8_len(const unsigned char *p, const unsigned char *end);
+char *utf8_clean(const char *s);
+
 #endif

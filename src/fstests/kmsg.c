@@ -69,40 +69,6 @@ has(const char *s, size_t len, const char *needle)
 	return memmem(s, len, needle, strlen(needle)) != NULL;
 }
 
-/* The length of a UTF-8 sequence that is valid at s, else 0. */
-static size_t
-utf8_len(const unsigned char *s, size_t len)
-{
-	unsigned char c = s[0];
-	size_t n;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (len < n || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 /* How many bytes the escape sequence at s (s[0] == ESC) takes. */
 static size_t
 escape_len(const unsigned char *s, size_t len)
@@ -167,7 +133,7 @@ clean_line(const char *raw, size_t len, struct strbuf *out)
 			i++;
 			continue;
 		}
-		n = utf8_len(s + i, len - i);
+		n = c < 0x80 ? 1 : utf8_len(s + i, s + len);
 		if (!n) {
 			strbuf_addch(out, '?');
 			i++;

@@ -325,49 +325,6 @@ parse_date_line(const char *s)
 /* ------------------------------------------------------------------ */
 /* run.json */
 
-/* The length of the valid UTF-8 sequence at p (a byte >= 0x80), or 0. */
-static size_t
-utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	unsigned c = *p;
-	size_t need = c >= 0xf0 && c < 0xf5   ? 4
-		      : c >= 0xe0 && c < 0xf0 ? 3
-		      : c >= 0xc2 && c < 0xe0 ? 2
-					      : 0;
-	bool ok = need && (size_t)(end - p) >= need;
-
-	for (size_t i = 1; ok && i < need; i++)
-		ok = (p[i] & 0xc0) == 0x80;
-	if (ok && need == 3 && c == 0xe0 && p[1] < 0xa0)
-		ok = false; /* overlong */
-	if (ok && need == 3 && c == 0xed && p[1] >= 0xa0)
-		ok = false; /* surrogates */
-	if (ok && need == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
-		ok = false;
-	if (ok && need == 3 && c == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf))
-		ok = false; /* U+FFFE, U+FFFF: not characters XML allows */
-	return ok ? need : 0;
-}
-
-/* s with every byte that is not valid UTF-8 made '?' (free() it). */
-static char *
-utf8_clean(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
-	struct strbuf sb = STRBUF_INIT;
-
-	while (p < end) {
-		size_t n = *p < 0x80 ? 1 : utf8_len(p, end);
-
-		if (n)
-			strbuf_add(&sb, p, n);
-		else
-			strbuf_addch(&sb, '?');
-		p += n ? n : 1;
-	}
-	return strbuf_detach(&sb);
-}
-
 /* A JSON string; text that is not UTF-8 gets '?' for its bad bytes. */
 static json_t *
 jstr(const char *s)

@@ -127,6 +127,19 @@ test_test_end_fields(void **state)
 	strbuf_release(&sb);
 }
 
+/* A kernel-log line that is not UTF-8 keeps its text, bad bytes as '?'. */
+static void
+test_text_that_is_not_utf8(void **state)
+{
+	struct event ev = { .type = EV_KMSG, .wall_ms = 1 };
+	struct strbuf sb = STRBUF_INIT;
+
+	ev.u.line.text = "caf\xc3\xa9 \xff\xfe sector \xc0\x80 end";
+	event_to_json(&ev, &sb);
+	assert_non_null(strstr(sb.buf, "\"text\":\"caf\\u00E9 ?? sector ?? end\""));
+	strbuf_release(&sb);
+}
+
 static void
 test_bad_lines_are_named(void **state)
 {
@@ -179,6 +192,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_type_roundtrips),
 		cmocka_unit_test(test_test_end_fields),
+		cmocka_unit_test(test_text_that_is_not_utf8),
 		cmocka_unit_test(test_bad_lines_are_named),
 		cmocka_unit_test(test_replay_skips_a_torn_last_line),
 	};
