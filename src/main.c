@@ -64,7 +64,10 @@ static const char usage_text[] =
 	"      --cpus N              CPUs per guest (default 2)\n"
 	"      --mem SIZE            memory per guest (default 2G)\n"
 	"      --shards N            split the tests over N guests (default 1)\n"
-	"      --test-timeout SECONDS  a test running longer counts as hung (default: none)\n"
+	"      --test-timeout SECONDS  a test running longer counts as hung (default: 5 times\n"
+	"                            its previous time, at least 10 minutes; more under TCG)\n"
+	"      --stop-on-crash       a crashed or hung guest ends its configuration (default:\n"
+	"                            a new guest runs the remaining tests)\n"
 	"      --plan FILE           start from a saved plan (JSON)\n"
 	"      --dump                (plan) print the plan as JSON\n"
 	"  TEST...                   tests by name or glob: generic/001 'xfs/1*'\n"
@@ -123,6 +126,7 @@ enum {
 	OPT_MEM,
 	OPT_SHARDS,
 	OPT_TEST_TIMEOUT,
+	OPT_STOP_ON_CRASH,
 	OPT_PLAN,
 	OPT_DUMP,
 	OPT_JSON,
@@ -147,6 +151,7 @@ static const struct option plan_options[] = {
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "test-timeout", required_argument, NULL, OPT_TEST_TIMEOUT },
+	{ "stop-on-crash", no_argument, NULL, OPT_STOP_ON_CRASH },
 	{ "plan", required_argument, NULL, OPT_PLAN },
 	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -316,6 +321,9 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_TEST_TIMEOUT:
 			plan->test_timeout = parse_count("test-timeout", optarg, 7 * 86400);
+			break;
+		case OPT_STOP_ON_CRASH:
+			plan->stop_on_crash = true;
 			break;
 		case OPT_PLAN:
 			break; /* read above */

@@ -110,6 +110,12 @@ session_notice(struct session *s)
 	return s->ops->notice ? s->ops->notice(s->priv) : NULL;
 }
 
+bool
+session_slow(struct session *s)
+{
+	return s->ops->slow && s->ops->slow(s->priv);
+}
+
 void
 session_release(struct session *s)
 {

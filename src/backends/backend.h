@@ -132,6 +132,9 @@ struct backend_ops {
 
 	/* Optional. Something the user should know about this session ("no KVM"), or NULL. */
 	const char *(*notice)(void *priv);
+
+	/* Optional (NULL: no). The machine is slow (emulated): time limits are stretched. */
+	bool (*slow)(void *priv);
 };
 
 /* The backends this fswb has, NULL-terminated names for plan_validate. */
@@ -154,6 +157,8 @@ enum status session_shell(struct session *s, int *fd);
 unsigned session_silence_limit(struct session *s);
 /* What the user should know about the session (say, emulation instead of KVM), or NULL. */
 const char *session_notice(struct session *s);
+/* The machine is emulated or otherwise slow: the engine stretches its time limits. */
+bool session_slow(struct session *s);
 void session_release(struct session *s);
 
 extern const struct backend_ops qemu_backend;

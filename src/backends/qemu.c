@@ -737,6 +737,12 @@ qemu_silence_limit(void *priv)
 	return q->kvm ? SILENCE_KVM : SILENCE_TCG;
 }
 
+static bool
+qemu_slow(void *priv)
+{
+	return !((struct qemu *)priv)->kvm;
+}
+
 static const char *
 qemu_notice(void *priv)
 {
@@ -753,5 +759,6 @@ const struct backend_ops qemu_backend = {
 	.cancel = qemu_cancel,
 	.release = qemu_release,
 	.silence_limit = qemu_silence_limit,
+	.slow = qemu_slow,
 	.notice = qemu_notice,
 };

@@ -27,6 +27,12 @@
 #define HELLO_LIMIT_KVM 120 /* seconds from QEMU's start to the agent's HELLO */
 #define HELLO_LIMIT_TCG 300
 #define WATCH_MS	1000
+/* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its previous time, at least
+ * TEST_LIMIT_MIN seconds; TEST_LIMIT_UNKNOWN without one; times TEST_LIMIT_SLOW under TCG. */
+#define TEST_LIMIT_FACTOR  5
+#define TEST_LIMIT_MIN	   600
+#define TEST_LIMIT_UNKNOWN 1800
+#define TEST_LIMIT_SLOW	   4
 
 enum phase {
 	PH_IDLE,
@@ -68,7 +74,17 @@ struct engine {
 	enum phase phase;
 	uint64_t phase_ms, last_heard_ms, watch_timer;
 	char *current_test;
+	double current_prev; /* its previous time, < 0 when unknown */
 	uint64_t test_started_ms;
+	/*
+	 * The tests of this configuration that ended, over all its guests: a
+	 * guest started after a crash or a hang leaves them out (-E), and the
+	 * events of its check about them (expunged) are dropped.
+	 */
+	struct strvec ended;
+	unsigned ended_here;	    /* tests that ended in this guest */
+	bool restart;		    /* start a new guest for the remaining tests */
+	struct event_bus check_bus; /* the parser's events, through on_check_event */
 	bool got_exit, got_result, boot_end_sent, job_sent;
 	int check_status;
 	int result_fd;
@@ -81,6 +97,7 @@ struct engine {
 };
 
 static void next_config(struct engine *e);
+static void start_config(struct engine *e);
 
 static void
 push_owned(struct strvec *sv, char *s)
@@ -105,7 +122,7 @@ emit(struct engine *e, struct event *ev)
 {
 	if (!ev->config && e->cfg)
 		ev->config = e->cfg->name;
-	event_emit(&e->own, ev);
+	event_emit(&e->own, (struct event *)ev);
 }
 
 static void
@@ -191,9 +208,14 @@ on_own_event(void *data, const struct event *ev)
 		free(e->current_test);
 		e->current_test = xstrdup(ev->u.test_start.test);
 		e->test_started_ms = loop_now_ms();
+		e->current_prev = ev->u.test_start.prev_seconds;
 		e->any_test = true;
 		break;
 	case EV_TEST_END:
+		if (!ev->u.test_end.rerun && e->cfg) {
+			strvec_push(&e->ended, ev->u.test_end.test);
+			e->ended_here++;
+		}
 		if (!ev->u.test_end.rerun)
 			test_counts_add(&e->counts, ev->u.test_end.status, ev->u.test_end.seconds);
 		free(e->current_test);
@@ -226,6 +248,7 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->bus = bus;
 	e->events_fd = e->console_fd = e->kernel_fd = e->result_fd = -1;
 	e->exit_code = 2;
+	strvec_init(&e->ended);
 	*out = e;
 	return OK;
 }
@@ -395,6 +418,28 @@ kernel_panicked(struct engine *e)
 	return panic;
 }
 
+static bool
+done_already(const struct engine *e, const char *test)
+{
+	for (size_t i = 0; i < e->ended.n; i++)
+		if (!strcmp(e->ended.v[i], test))
+			return true;
+	return false;
+}
+
+/* check's events; a later guest's check expunges the tests done before: not news. */
+static void
+on_check_event(void *data, const struct event *ev)
+{
+	struct engine *e = data;
+
+	if ((ev->type == EV_TEST_START && done_already(e, ev->u.test_start.test)) ||
+	    (ev->type == EV_TEST_END && !ev->u.test_end.rerun &&
+	     done_already(e, ev->u.test_end.test)))
+		return;
+	event_emit(&e->own, (struct event *)ev);
+}
+
 static void
 on_console(void *data, const char *buf, size_t len)
 {
@@ -499,6 +544,10 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 		strvec_push(out, "-E");
 		push_owned(out, agent_job_path(job, "exclude-config"));
 	}
+	if (e->ended.n) {
+		strvec_push(out, "-E");
+		push_owned(out, agent_job_path(job, "exclude-done"));
+	}
 	for (size_t i = 0; i < t->tests.n; i++)
 		strvec_push(out, t->tests.v[i]);
 }
@@ -573,6 +622,12 @@ send_job(struct engine *e)
 	}
 	if (rc == OK && e->cfg->exclude)
 		rc = frame_host_file(&frame, "exclude-config", e->cfg->exclude);
+	if (rc == OK && e->ended.n) {
+		char *list = strvec_join(&e->ended, "\n");
+
+		rc = agent_frame_file(&frame, "exclude-done", 0644, list, strlen(list));
+		free(list);
+	}
 	if (rc == OK) {
 		agent_frame_run(&frame);
 		send_frame(e, &frame);
@@ -796,17 +851,37 @@ config_done(struct engine *e)
 	close_fd(&e->result_fd);
 	free(e->cfg_slug);
 	e->cfg_slug = NULL;
-	e->cfg_index++;
-	if (e->interrupted)
+	if (e->interrupted) {
 		finish_run(e);
-	else
+	} else if (e->restart) {
+		char *msg = xasprintf("starting a new guest for the remaining tests of '%s'",
+				      e->cfg->name);
+
+		e->restart = false;
+		warn(e, msg);
+		free(msg);
+		start_config(e);
+	} else {
+		e->cfg_index++;
+		strvec_clear(&e->ended);
 		next_config(e);
+	}
 }
 
 static void
 deferred_config_done(struct loop *loop, void *data)
 {
 	config_done(data);
+}
+
+/*
+ * After a crash or a hang: a new guest for the remaining tests, unless the
+ * plan says to stop, or this guest ended no test (it would go on forever).
+ */
+static bool
+can_restart(const struct engine *e)
+{
+	return !e->plan.stop_on_crash && !e->interrupted && e->ended_here > 0;
 }
 
 static void
@@ -834,11 +909,28 @@ on_guest_exit(void *data, enum status code, const char *why)
 			fail_event(e, ERR_CHILD, msg.buf);
 			if (e->phase == PH_TESTS)
 				stage_end(e, "tests", ERR_CHILD, msg.buf);
+			e->restart = can_restart(e);
 		}
 	}
 	strbuf_release(&msg);
 	/* Leave the backend's callback before releasing the session. */
 	loop_add_timer(e->loop, 0, false, deferred_config_done, e);
+}
+
+/* Seconds the test in progress may run (see TEST_LIMIT_*). */
+static unsigned
+test_limit(const struct engine *e)
+{
+	double limit;
+
+	if (e->plan.test_timeout)
+		return e->plan.test_timeout;
+	limit = e->current_prev >= 0 ? e->current_prev * TEST_LIMIT_FACTOR : TEST_LIMIT_UNKNOWN;
+	if (limit < TEST_LIMIT_MIN)
+		limit = TEST_LIMIT_MIN;
+	if (session_slow(e->session))
+		limit *= TEST_LIMIT_SLOW;
+	return (unsigned)limit;
 }
 
 /* Once a second: is the guest still talking? */
@@ -847,12 +939,11 @@ watch(struct loop *loop, void *data)
 {
 	struct engine *e = data;
 	uint64_t now = loop_now_ms();
-	unsigned silence = session_silence_limit(e->session);
+	unsigned silence = session_silence_limit(e->session), limit;
 	char *msg;
 
 	if (e->phase == PH_BOOT) {
-		unsigned limit = silence > 120 ? HELLO_LIMIT_TCG : HELLO_LIMIT_KVM;
-
+		limit = session_slow(e->session) ? HELLO_LIMIT_TCG : HELLO_LIMIT_KVM;
 		if (now - e->phase_ms > limit * 1000ull) {
 			struct strbuf sb = STRBUF_INIT;
 
@@ -870,13 +961,14 @@ watch(struct loop *loop, void *data)
 	}
 	if (e->phase != PH_TESTS)
 		return;
+	limit = test_limit(e);
 	if (now - e->last_heard_ms > silence * 1000ull)
 		msg = xasprintf("the guest for '%s' was silent for %u seconds: it hung",
 				e->cfg->name, silence);
-	else if (e->plan.test_timeout && e->current_test &&
-		 now - e->test_started_ms > e->plan.test_timeout * 1000ull)
-		msg = xasprintf("%s ran longer than the test timeout (%u seconds): it hung",
-				e->current_test, e->plan.test_timeout);
+	else if (e->current_test && now - e->test_started_ms > limit * 1000ull)
+		msg = xasprintf("%s ran longer than %u seconds (%s): it hung", e->current_test,
+				limit,
+				e->plan.test_timeout ? "--test-timeout" : "the default limit");
 	else
 		return;
 	check_parser_finish(e->parser);
@@ -886,6 +978,7 @@ watch(struct loop *loop, void *data)
 	free(msg);
 	e->phase = PH_DONE;
 	e->got_exit = true; /* nothing more to report for it */
+	e->restart = can_restart(e);
 	session_cancel(e->session);
 }
 
@@ -905,7 +998,8 @@ start_config(struct engine *e)
 		if (*p == '/')
 			*p = '-';
 	e->got_exit = e->got_result = e->boot_end_sent = e->job_sent = false;
-	e->parser = check_parser_new(&e->own, e->cfg->name);
+	e->ended_here = 0;
+	e->parser = check_parser_new(&e->check_bus, e->cfg->name);
 	e->kmsg = kmsg_new(&e->own, e->cfg->name);
 	slices = results_dir(e);
 	if (kmsg_set_slice_dir(e->kmsg, slices) != OK)
@@ -1031,6 +1125,7 @@ engine_start(struct engine *e)
 	free(p);
 	event_bus_add(&e->own, results_writer_listener(&e->results));
 	event_bus_add(&e->own, (struct listener){ on_own_event, e });
+	event_bus_add(&e->check_bus, (struct listener){ on_check_event, e });
 	loop_add_timer(e->loop, 0, false, begin, e);
 	return OK;
 }
@@ -1079,6 +1174,8 @@ engine_free(struct engine *e)
 		appliance_release(&e->appliance);
 	results_writer_release(&e->results);
 	event_bus_release(&e->own);
+	event_bus_release(&e->check_bus);
+	strvec_clear(&e->ended);
 	close_fd(&e->events_fd);
 	close_fd(&e->console_fd);
 	close_fd(&e->kernel_fd);

@@ -73,7 +73,10 @@ struct plan {
 	unsigned shards;       /* >= 1 */
 	unsigned cpus;	       /* per guest, >= 1 */
 	uint64_t mem;	       /* bytes per guest */
-	unsigned test_timeout; /* seconds one test may run before it counts as hung; 0: no limit */
+	unsigned test_timeout; /* seconds one test may run before it counts as hung; 0: from
+				  its previous time (check.time), generously */
+	bool stop_on_crash;    /* a crashed or hung guest ends its configuration's tests
+				  (default: a new guest runs the remaining tests) */
 };
 
 void plan_init(struct plan *plan);

@@ -73,19 +73,31 @@ check "every line is a JSON object" sh -c "! grep -v '^{.*}\$' '$T/json'"
 check "test_end has test, status and seconds" \
 	grep -qE '"event":"test_end".*"test":"generic/001","status":"pass","seconds":[0-9]' "$T/json"
 
-# 3. A kernel panic in a test: that test is crashed, the run still ends well.
-out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" generic/010 2>"$T/err")
+# 3. A kernel panic in a test: that test is crashed, a new guest runs the rest.
+# (check runs tests in sorted order: generic/012 comes after the panic)
+out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" generic/010 generic/012 2>"$T/err")
 rc=$?
 check "a panic exits 1 (rc=$rc)" test "$rc" -eq 1
 check "the panicking test is crashed" grep -qE '^generic/010 +crashed' <<<"$out"
 check "the crash names the panic" grep -q 'panic' <<<"$out"
+check "a new guest is started for the remaining tests" grep -q 'new guest for the remaining tests' "$T/err"
+check "the test after the panic still runs and passes" grep -qE '^generic/012 +pass ' <<<"$out"
+check "the summary counts both" grep -qE '^ext4/4k: 2 tests, 1 failures' <<<"$out"
+run=$(last_run)
+check "run.json has each test once" test "$(grep -c '"test": "generic/0' "$run/run.json")" -eq 2
+check "the crashed test keeps the console tail" grep -q 'Kernel panic' "$run/run.json"
 check "no QEMU is left after a crash" test "$(qemus)" -eq 0
 
-# 4. A test that hangs: stopped at the test timeout, recorded as hung.
-out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" --test-timeout 20 generic/011 2>"$T/err")
+# 4. A test that hangs: stopped at the test timeout, recorded as hung; with
+# --stop-on-crash the configuration's remaining tests are not run.
+out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" --test-timeout 20 --stop-on-crash \
+	generic/011 generic/012 2>"$T/err")
 rc=$?
 check "a hang exits 1 (rc=$rc)" test "$rc" -eq 1
 check "the hanging test is hung" grep -qE '^generic/011 +hung' <<<"$out"
+check "--stop-on-crash starts no new guest" sh -c "! grep -q 'new guest' '$T/err'"
+printf '%s\n' "$out" >"$T/out4"
+check "--stop-on-crash: the test after it did not run" sh -c "! grep -q '^generic/012' '$T/out4'"
 check "no QEMU is left after a hang" test "$(qemus)" -eq 0
 
 # 5. Ctrl-C in the middle: a clean stop, a run directory that says so.
