@@ -42,6 +42,7 @@ static const char usage_text[] =
 	"  results [show ID|import PATH]  past runs; one run's summary; read fstests results\n"
 	"  kernel list|config|build  the kernels fswb can use; a tree's fstests config; build it\n"
 	"  appliance build|list|rm|initramfs  the test appliance image; a modular kernel's "
+	"  doctor [--json]           check this machine: what each backend needs, with fixes\n"
 	"initramfs\n"
 	"\n"
 	"Options of run and plan (the ones fstests users know keep their meaning):\n"
@@ -72,7 +73,7 @@ static const char usage_text[] =
 	"      --dump                (plan) print the plan as JSON\n"
 	"  TEST...                   tests by name or glob: generic/001 'xfs/1*'\n"
 	"\n"
-	"Options of profiles and results:\n"
+	"Options of profiles, results and doctor:\n"
 	"      --json                print as JSON (run: the events as JSON lines)\n"
 	"\n"
 	"General options:\n"
@@ -557,6 +558,7 @@ struct command {
 static const struct command commands[] = {
 	{ "run", cmd_run },	    { "plan", cmd_plan },     { "profiles", cmd_profiles },
 	{ "results", cmd_results }, { "kernel", cmd_kernel }, { "appliance", cmd_appliance },
+	{ "doctor", cmd_doctor },
 };
 
 int

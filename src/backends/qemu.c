@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "backends/hostcheck.h"
 #include "core/paths.h"
 #include "core/spawn.h"
 
@@ -190,85 +191,6 @@ save_verdict(const char *qemu, bool works, const char *why)
 	free(text);
 }
 
-struct kvm_test {
-	struct strbuf out;
-	bool seen;
-};
-
-static void
-kvm_test_read(struct loop *loop, int fd, short revents, void *data)
-{
-	struct kvm_test *t = data;
-	char buf[4096];
-	ssize_t n;
-
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		if (t->out.len < 65536)
-			strbuf_add(&t->out, buf, (size_t)n);
-		if (strstr(t->out.buf, "Linux version"))
-			t->seen = true;
-	}
-	if (n == 0)
-		loop_del_fd(loop, fd);
-}
-
-/*
- * Boot kernel under KVM with no root and see whether it prints. True when
- * it does; else *why says what happened.
- */
-static bool
-kvm_boots(struct loop *loop, const char *qemu, const char *kernel, char **why)
-{
-	const char *argv[] = { qemu,
-			       "-accel",
-			       "kvm",
-			       "-cpu",
-			       "host",
-			       "-m",
-			       "256",
-			       "-display",
-			       "none",
-			       "-nodefaults",
-			       "-no-user-config",
-			       "-no-reboot",
-			       "-serial",
-			       "stdio",
-			       "-kernel",
-			       kernel,
-			       "-append",
-			       "console=ttyS0 panic=-1 init=/fswb-kvm-test",
-			       NULL };
-	struct spawn_opts o = SPAWN_OPTS_INIT;
-	struct kvm_test t = { STRBUF_INIT, false };
-	struct child *c;
-	uint64_t end;
-
-	o.argv = argv;
-	o.out = SPAWN_PIPE;
-	o.err = SPAWN_STDOUT;
-	o.new_pgrp = true;
-	if (spawn_start(loop, &o, &c) != OK) {
-		*why = xstrdup(error_msg());
-		return false;
-	}
-	loop_add_fd(loop, c->out, POLLIN, kvm_test_read, &t);
-	end = loop_now_ms() + KVM_TEST_MS;
-	while (!t.seen && c->running && loop_now_ms() < end)
-		loop_run_once(loop, (int)(end - loop_now_ms()));
-	if (!t.seen) {
-		str_trim(t.out.buf);
-		if (c->running || !t.out.len)
-			*why = xstrdup("KVM accepts a VM but the guest kernel never runs (nested "
-				       "virtualisation is not working on this host)");
-		else
-			*why = xasprintf("QEMU cannot use KVM: %.200s", t.out.buf);
-	}
-	loop_del_fd(loop, c->out);
-	child_free(c);
-	strbuf_release(&t.out);
-	return t.seen;
-}
-
 /* Decide KVM or TCG for a session; *warning gets why not KVM. */
 static bool
 use_kvm(struct loop *loop, const struct plan *plan, const char *qemu, const char *kernel,
@@ -298,7 +220,7 @@ use_kvm(struct loop *loop, const struct plan *plan, const char *qemu, const char
 	v = cached_verdict(qemu, &why);
 	if (v < 0) {
 		why = NULL;
-		ok = kvm_boots(loop, qemu, kernel, &why);
+		ok = hostcheck_kvm_boot(loop, qemu, kernel, KVM_TEST_MS, &why) == HC_KVM_OK;
 		save_verdict(qemu, ok, why);
 		v = ok;
 	}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `fswb doctor`: what this machine has for each backend, with the command
+ * that fixes what is missing (src/backends/hostcheck.h does the looking).
+ * Exits 0 when the default path (a local QEMU guest) can work, 1 when it
+ * cannot, 2 on a bad option.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/hostcheck.h"
+#include "cmd/cmd.h"
+#include "core/loop.h"
+#include "core/paths.h"
+#include "core/profile.h"
+
+static const char doctor_usage[] =
+	"usage: fswb doctor [--json]\n"
+	"\n"
+	"Check this machine for what fswb needs: per backend, each thing with 'ok'\n"
+	"or what is missing and the command that fixes it on this distribution.\n"
+	"Exits 0 when 'fswb run' (a local QEMU guest) can work here, 1 when not.\n"
+	"\n"
+	"      --json                print the findings as JSON\n"
+	"  -h, --help                show this help\n";
+
+enum {
+	OPT_JSON = 256,
+};
+
+static const char *
+group_title(enum hc_group g)
+{
+	switch (g) {
+	case HC_HOST:
+		return "host: the kernel, disk and tools on this machine";
+	case HC_QEMU:
+		return "qemu: the local QEMU backend (the default)";
+	case HC_LIBVIRT:
+		return "libvirt: planned; not needed for the default local QEMU runs";
+	case HC_GCE:
+		return "gce: Google Compute Engine, planned; not needed for the default local QEMU "
+		       "runs";
+	case HC_SSH:
+		return "ssh: a test machine over ssh, planned; not needed for the default local "
+		       "QEMU runs";
+	case HC_ADB:
+		return "adb: an Android device, planned; not needed for the default local QEMU "
+		       "runs";
+	case HC_NGROUPS:
+		break;
+	}
+	return "?";
+}
+
+static const char *
+kvm_name(enum hc_kvm k)
+{
+	static const char *const names[] = {
+		[HC_KVM_OK] = "ok",
+		[HC_KVM_NODEV] = "no-device",
+		[HC_KVM_NOPERM] = "no-permission",
+		[HC_KVM_BROKEN] = "broken",
+		[HC_KVM_NOVM] = "no-vm",
+		[HC_KVM_NOBOOT] = "no-boot",
+		[HC_KVM_UNTRIED] = "untried",
+	};
+
+	return k < ARRAY_SIZE(names) ? names[k] : "?";
+}
+
+static const char *
+family_name(enum hc_family f)
+{
+	return f == HC_FAMILY_DEBIAN ? "debian" : f == HC_FAMILY_FEDORA ? "fedora" : "unknown";
+}
+
+static json_t *
+json_str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static void
+print_json(const struct hostcheck *hc)
+{
+	json_t *root = json_object(), *os = json_object(), *groups = json_array();
+	char *text;
+
+	json_object_set_new(os, "id", json_str_or_null(hc->os.id));
+	json_object_set_new(os, "pretty_name", json_str_or_null(hc->os.pretty));
+	json_object_set_new(os, "family", json_string(family_name(hc->os.family)));
+	json_object_set_new(root, "os", os);
+	json_object_set_new(root, "ready", json_boolean(hc->ready));
+	json_object_set_new(root, "slow", json_boolean(hc->slow));
+	json_object_set_new(root, "kvm", json_string(kvm_name(hc->kvm)));
+	json_object_set_new(root, "kernel", json_str_or_null(hc->kernel));
+	for (int g = 0; g < HC_NGROUPS; g++) {
+		json_t *grp = json_object(), *list = json_array();
+		const struct hc_finding *f;
+		size_t n = hostcheck_group(hc, (enum hc_group)g, &f);
+
+		json_object_set_new(grp, "name", json_string(hc_group_name((enum hc_group)g)));
+		json_object_set_new(grp, "implemented",
+				    json_boolean(hc_group_implemented((enum hc_group)g)));
+		for (size_t i = 0; i < n; i++) {
+			json_t *o = json_object();
+
+			json_object_set_new(o, "name", json_string(f[i].name));
+			json_object_set_new(o, "state", json_string(hc_state_str(f[i].state)));
+			json_object_set_new(o, "required", json_boolean(f[i].required));
+			json_object_set_new(o, "detail", json_string(f[i].detail));
+			json_object_set_new(o, "fix", json_str_or_null(f[i].fix));
+			json_array_append_new(list, o);
+		}
+		json_object_set_new(grp, "findings", list);
+		json_array_append_new(groups, grp);
+	}
+	json_object_set_new(root, "groups", groups);
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	puts(text);
+	free(text);
+	json_decref(root);
+}
+
+static void
+print_text(const struct hostcheck *hc)
+{
+	printf("fswb doctor: what this machine has for running fstests%s%s%s\n",
+	       hc->os.pretty ? " (" : "", hc->os.pretty ? hc->os.pretty : "",
+	       hc->os.pretty ? ")" : "");
+	for (int g = 0; g < HC_NGROUPS; g++) {
+		const struct hc_finding *f;
+		size_t n = hostcheck_group(hc, (enum hc_group)g, &f);
+
+		if (!n)
+			continue;
+		printf("\n%s\n", group_title((enum hc_group)g));
+		for (size_t i = 0; i < n; i++) {
+			printf("  %-7s  %s", hc_state_str(f[i].state), f[i].name);
+			if (*f[i].detail)
+				printf("  %s", f[i].detail);
+			if (f[i].fix)
+				printf("  fix: %s", f[i].fix);
+			putchar('\n');
+		}
+	}
+	putchar('\n');
+	if (!hc->ready)
+		printf("fswb run cannot work here yet: fix the MISSING lines under host and qemu, "
+		       "then run 'fswb doctor' again.\n");
+	else if (hc->slow)
+		printf("fswb run can work here: the local QEMU guests run under emulation (no "
+		       "KVM), so expect runs to take several times longer.\n");
+	else
+		printf("fswb run can work here: start with 'fswb run' (the smoke tests on "
+		       "ext4/4k).\n");
+}
+
+int
+cmd_doctor(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
+	struct profiles profiles;
+	bool json = false, have_profiles = false;
+	struct hostcheck hc;
+	struct loop *loop;
+	char *datadir, *dir;
+	enum status rc;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case 'h':
+			fputs(doctor_usage, stdout);
+			return 0;
+		default:
+			cmd_bad_option("doctor", argv[optind - 1], opts);
+		}
+	}
+	if (optind < argc)
+		die("fswb doctor: unexpected argument '%s'; see 'fswb doctor --help'",
+		    argv[optind]);
+
+	datadir = fswb_datadir();
+	dir = path_join(datadir, "profiles");
+	if (profiles_load(dir, &profiles) == OK) {
+		have_profiles = true;
+		o.profiles = &profiles;
+	}
+	error_clear();
+	free(datadir);
+	free(dir);
+
+	loop = loop_new();
+	rc = hostcheck_run(loop, &o, &hc);
+	if (rc != OK) {
+		hostcheck_release(&hc);
+		loop_free(loop);
+		if (have_profiles)
+			profiles_release(&profiles);
+		return cmd_fail("doctor");
+	}
+	if (json)
+		print_json(&hc);
+	else
+		print_text(&hc);
+	c = hc.ready ? 0 : 1;
+	hostcheck_release(&hc);
+	loop_free(loop);
+	if (have_profiles)
+		profiles_release(&profiles);
+	return c;
+}

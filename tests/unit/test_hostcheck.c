@@ -1,0 +1,703 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Host checks: os-release and the install commands, finding programs,
+ * versions, the KVM device and boot trial (with stand-in QEMU scripts),
+ * free space, sockets, ssh keys, GCE credentials, adb's device list, and a
+ * whole check against a fake host (a scratch PATH, /boot, HOME and
+ * libvirt directory).
+ */
+#include "testlib.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "backends/hostcheck.h"
+#include "core/loop.h"
+#include "core/paths.h"
+#include "core/profile.h"
+#include "core/util.h"
+
+static struct loop *loop;
+
+static int
+setup(void **state)
+{
+	if (test_setup_hermetic(state))
+		return -1;
+	unsetenv("FSWB_CACHE_DIR");
+	loop = loop_new();
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	loop_free(loop);
+	loop = NULL;
+	return test_teardown_hermetic(state);
+}
+
+/* Write an executable script. */
+static void
+script(const char *path, const char *body)
+{
+	char *text = xasprintf("#!/bin/sh\n%s", body);
+
+	test_write(path, text);
+	assert_int_equal(chmod(path, 0755), 0);
+	free(text);
+}
+
+static void
+link_real(const char *bindir, const char *prog)
+{
+	char *real = hostcheck_find(prog, "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", NULL);
+	char *dst = path_join(bindir, prog);
+
+	if (!real)
+		fail_msg("'%s' is not installed here; the test needs it", prog);
+	assert_int_equal(symlink(real, dst), 0);
+	free(real);
+	free(dst);
+}
+
+static const struct hc_finding *
+finding(const struct hostcheck *hc, const char *name)
+{
+	for (size_t i = 0; i < hc->n; i++)
+		if (!strcmp(hc->v[i].name, name))
+			return &hc->v[i];
+	fail_msg("no finding '%s'", name);
+	return NULL;
+}
+
+/* ---- os-release ---- */
+
+static void
+test_os_release(void **state)
+{
+	char *p = test_tmp("os/debian");
+	struct hc_os os;
+	char *cmd;
+
+	test_write(p, "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\n"
+		      "VERSION_CODENAME=bookworm\nID=debian\n");
+	assert_int_equal(hostcheck_os(p, &os), OK);
+	assert_int_equal(os.family, HC_FAMILY_DEBIAN);
+	assert_string_equal(os.id, "debian");
+	assert_string_equal(os.pretty, "Debian GNU/Linux 12 (bookworm)");
+	cmd = hostcheck_install_cmd(&os, "mkfs.xfs");
+	assert_string_equal(cmd, "sudo apt-get install xfsprogs");
+	free(cmd);
+	cmd = hostcheck_install_cmd(&os, "qemu-img");
+	assert_string_equal(cmd, "sudo apt-get install qemu-utils");
+	free(cmd);
+	cmd = hostcheck_install_cmd(&os, "kernel");
+	assert_string_equal(cmd, "sudo apt-get install linux-image-cloud-amd64");
+	free(cmd);
+	assert_null(hostcheck_install_cmd(&os, "no-such-program"));
+	hc_os_release(&os);
+	free(p);
+
+	p = test_tmp("os/ubuntu");
+	test_write(p, "NAME=\"Ubuntu\"\nID=ubuntu\nID_LIKE=debian\n");
+	assert_int_equal(hostcheck_os(p, &os), OK);
+	assert_int_equal(os.family, HC_FAMILY_DEBIAN);
+	cmd = hostcheck_install_cmd(&os, "kernel");
+	assert_string_equal(cmd, "sudo apt-get install linux-image-generic");
+	free(cmd);
+	hc_os_release(&os);
+	free(p);
+
+	/* a derivative known only through ID_LIKE, with single quotes */
+	p = test_tmp("os/like");
+	test_write(p, "ID='someos'\nID_LIKE='rhel centos fedora'\n");
+	assert_int_equal(hostcheck_os(p, &os), OK);
+	assert_int_equal(os.family, HC_FAMILY_FEDORA);
+	assert_string_equal(os.id, "someos");
+	cmd = hostcheck_install_cmd(&os, "qemu-system-x86_64");
+	assert_string_equal(cmd, "sudo dnf install qemu-system-x86");
+	free(cmd);
+	cmd = hostcheck_install_cmd(&os, "newuidmap");
+	assert_string_equal(cmd, "sudo dnf install shadow-utils");
+	free(cmd);
+	hc_os_release(&os);
+	free(p);
+
+	/* IDs that only start like a known one are not it */
+	p = test_tmp("os/other");
+	test_write(p, "ID=debianish\nIDX=fedora\n");
+	assert_int_equal(hostcheck_os(p, &os), OK);
+	assert_int_equal(os.family, HC_FAMILY_UNKNOWN);
+	cmd = hostcheck_install_cmd(&os, "mkfs.btrfs");
+	assert_non_null(strstr(cmd, "btrfs-progs"));
+	assert_null(strstr(cmd, "sudo"));
+	free(cmd);
+	hc_os_release(&os);
+	free(p);
+
+	p = test_tmp("os/absent");
+	assert_int_equal(hostcheck_os(p, &os), OK);
+	assert_int_equal(os.family, HC_FAMILY_UNKNOWN);
+	assert_null(os.id);
+	hc_os_release(&os);
+	free(p);
+}
+
+/* ---- programs and versions ---- */
+
+static void
+test_find(void **state)
+{
+	char *bin = test_tmp("find/bin"), *sbin = test_tmp("find/sbin");
+	char *p = path_join(bin, "tool"), *q = path_join(sbin, "stool");
+	char *r = path_join(bin, "plain"), *d = path_join(bin, "dir");
+	char *path = xasprintf("/nonexistent:%s", bin);
+	char *found;
+
+	script(p, "exit 0\n");
+	script(q, "exit 0\n");
+	test_write(r, "not executable\n");
+	assert_int_equal(mkdir_p(d, 0755), OK);
+
+	found = hostcheck_find("tool", path, NULL);
+	assert_string_equal(found, p);
+	free(found);
+	assert_null(hostcheck_find("plain", path, NULL));
+	assert_null(hostcheck_find("dir", path, NULL));
+	assert_null(hostcheck_find("stool", path, NULL));
+	found = hostcheck_find("stool", path, sbin);
+	assert_string_equal(found, q);
+	free(found);
+	free(bin);
+	free(sbin);
+	free(p);
+	free(q);
+	free(r);
+	free(d);
+	free(path);
+}
+
+static void
+test_version(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)\n", "7.2.22" },
+		{ "qemu-img version 8.2.1\nCopyright (c) 2003-2023\n", "8.2.1" },
+		{ "mke2fs 1.47.0 (5-Feb-2023)\n\tUsing EXT2FS Library version 1.47.0\n", "1.47.0" },
+		{ "mkfs.xfs version 6.1.0\n", "6.1.0" },
+		{ "mkfs.btrfs, part of btrfs-progs v6.2\n", "6.2" },
+		{ "mkfs.f2fs 1.15.0 (2022-05-13)\n", "1.15.0" },
+		{ "debootstrap 1.0.128+nmu2+deb12u2\n", "1.0.128" },
+		{ "no version here, 12 or .5 or 3.\n", NULL },
+		{ "", NULL },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *v = hostcheck_version(cases[i].text);
+
+		if (cases[i].want) {
+			assert_non_null(v);
+			assert_string_equal(v, cases[i].want);
+		} else {
+			assert_null(v);
+		}
+		free(v);
+	}
+}
+
+/* ---- KVM ---- */
+
+static void
+test_kvm_device(void **state)
+{
+	char *none = test_tmp("kvm/none"), *file = test_tmp("kvm/file");
+	char *why = NULL;
+
+	assert_int_equal(hostcheck_kvm_device(none, &why), HC_KVM_NODEV);
+	assert_non_null(strstr(why, none));
+	free(why);
+
+	test_write(file, "not a device\n");
+	assert_int_equal(hostcheck_kvm_device(file, &why), HC_KVM_BROKEN);
+	assert_non_null(strstr(why, "not a KVM device"));
+	free(why);
+
+	/* a character device that is not KVM */
+	assert_int_equal(hostcheck_kvm_device("/dev/null", &why), HC_KVM_BROKEN);
+	free(why);
+
+	if (geteuid() != 0) {
+		assert_int_equal(chmod(file, 0), 0);
+		assert_int_equal(hostcheck_kvm_device(file, &why), HC_KVM_NOPERM);
+		assert_non_null(strstr(why, "'kvm' group"));
+		free(why);
+	}
+	free(none);
+	free(file);
+}
+
+static void
+test_kvm_boot(void **state)
+{
+	char *q = test_tmp("kvmboot/qemu"), *why = NULL;
+	uint64_t t0;
+
+	/* the banner comes: KVM works (and the trial does not wait for the exit) */
+	script(q, "echo 'Linux version 9.9.9 (x@y) #1'\nsleep 30\n");
+	t0 = loop_now_ms();
+	assert_int_equal(hostcheck_kvm_boot(loop, q, "/boot/k", 5000, &why), HC_KVM_OK);
+	assert_true(loop_now_ms() - t0 < 4000);
+	assert_null(why);
+
+	/* silence until the limit: nested virtualisation that never runs a guest */
+	script(q, "sleep 30\n");
+	t0 = loop_now_ms();
+	assert_int_equal(hostcheck_kvm_boot(loop, q, "/boot/k", 300, &why), HC_KVM_NOBOOT);
+	assert_true(loop_now_ms() - t0 < 3000);
+	assert_non_null(strstr(why, "nested virtualisation"));
+	free(why);
+
+	/* QEMU says why it cannot */
+	script(q, "echo 'Could not access KVM kernel module: Permission denied' >&2\n"
+		  "echo 'qemu-system-x86_64: failed to initialize kvm' >&2\nexit 1\n");
+	assert_int_equal(hostcheck_kvm_boot(loop, q, "/boot/k", 3000, &why), HC_KVM_NOBOOT);
+	assert_non_null(strstr(why, "Could not access KVM kernel module"));
+	free(why);
+
+	/* a kernel QEMU cannot load says nothing about KVM */
+	script(q, "echo 'qemu: could not load kernel /boot/k: Permission denied' >&2\nexit 1\n");
+	assert_int_equal(hostcheck_kvm_boot(loop, q, "/boot/k", 3000, &why), HC_KVM_UNTRIED);
+	assert_non_null(strstr(why, "/boot/k"));
+	free(why);
+
+	/* no such program */
+	assert_int_equal(hostcheck_kvm_boot(loop, "/nonexistent/qemu", "/boot/k", 3000, &why),
+			 HC_KVM_UNTRIED);
+	free(why);
+	free(q);
+}
+
+/* ---- disk, sockets, keys, credentials, adb ---- */
+
+static void
+test_free_space(void **state)
+{
+	char *deep = test_tmp("not/yet/made");
+	uint64_t bytes = 0;
+	struct statvfs st;
+
+	assert_int_equal(hostcheck_free_space(deep, &bytes), OK);
+	assert_int_equal(statvfs(test_scratch, &st), 0);
+	/* the same filesystem, measured a moment apart */
+	assert_true(bytes > 0);
+	assert_true(bytes / (1u << 20) <= (uint64_t)st.f_bavail * st.f_frsize / (1u << 20) + 64);
+	assert_false(path_exists(deep));
+	free(deep);
+}
+
+static int
+listen_on(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_true(strlen(path) < sizeof(sa.sun_path));
+	strcpy(sa.sun_path, path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	return fd;
+}
+
+static void
+test_socket(void **state)
+{
+	char *live = test_tmp("sock/live"), *dead = test_tmp("sock/dead");
+	char *file = test_tmp("sock/file"), *none = test_tmp("sock/none");
+	bool present, conn;
+	int err, fd;
+
+	char *dir = test_tmp("sock");
+
+	assert_int_equal(mkdir_p(dir, 0755), OK);
+	free(dir);
+	fd = listen_on(live);
+	hostcheck_socket(live, &present, &conn, &err);
+	assert_true(present);
+	assert_true(conn);
+	assert_int_equal(err, 0);
+	close(fd);
+
+	/* a socket file whose listener is gone */
+	close(listen_on(dead));
+	hostcheck_socket(dead, &present, &conn, &err);
+	assert_true(present);
+	assert_false(conn);
+	assert_int_equal(err, ECONNREFUSED);
+
+	test_write(file, "x");
+	hostcheck_socket(file, &present, &conn, &err);
+	assert_false(present);
+	hostcheck_socket(none, &present, &conn, &err);
+	assert_false(present);
+	assert_false(conn);
+	free(live);
+	free(dead);
+	free(file);
+	free(none);
+}
+
+static void
+test_ssh_keys(void **state)
+{
+	char *home = test_tmp("sshhome"), *p;
+	struct strvec keys = STRVEC_INIT;
+
+	hostcheck_ssh_keys(home, &keys);
+	assert_int_equal(keys.n, 0);
+	p = test_tmp("sshhome/.ssh/id_rsa");
+	test_write(p, "k");
+	free(p);
+	p = test_tmp("sshhome/.ssh/id_ed25519");
+	test_write(p, "k");
+	free(p);
+	p = test_tmp("sshhome/.ssh/id_ed25519.pub");
+	test_write(p, "k");
+	free(p);
+	p = test_tmp("sshhome/.ssh/known_hosts");
+	test_write(p, "k");
+	free(p);
+	hostcheck_ssh_keys(home, &keys);
+	assert_int_equal(keys.n, 2);
+	assert_true(str_endswith(keys.v[0], "/.ssh/id_ed25519"));
+	assert_true(str_endswith(keys.v[1], "/.ssh/id_rsa"));
+	strvec_clear(&keys);
+	free(home);
+}
+
+static void
+test_gce_credentials(void **state)
+{
+	char *home = test_tmp("gcehome"), *key = test_tmp("gce/key.json"), *looked = NULL;
+	char *adc = test_tmp("gcehome/.config/gcloud/application_default_credentials.json");
+	char *got;
+
+	assert_null(hostcheck_gce_credentials(NULL, home, &looked));
+	assert_string_equal(looked, adc);
+	free(looked);
+
+	test_write(adc, "{}");
+	got = hostcheck_gce_credentials("", home, NULL);
+	assert_string_equal(got, adc);
+	free(got);
+
+	/* the variable wins, and a missing file it names is missing */
+	assert_null(hostcheck_gce_credentials(key, home, &looked));
+	assert_string_equal(looked, key);
+	free(looked);
+	test_write(key, "{}");
+	got = hostcheck_gce_credentials(key, home, NULL);
+	assert_string_equal(got, key);
+	free(got);
+	free(home);
+	free(key);
+	free(adc);
+}
+
+static void
+test_adb_parse(void **state)
+{
+	struct strvec devs = STRVEC_INIT;
+
+	assert_int_equal(hostcheck_adb_parse("* daemon not running; starting now at tcp:5037\n"
+					     "* daemon started successfully\n"
+					     "List of devices attached\n"
+					     "emulator-5554\tdevice\n"
+					     "R58M123\tunauthorized\n"
+					     "0123abcd\tno permissions (user in plugdev group; "
+					     "are your udev rules wrong?)\n"
+					     "\n",
+					     &devs),
+			 1);
+	assert_int_equal(devs.n, 3);
+	assert_string_equal(devs.v[0], "emulator-5554 device");
+	assert_string_equal(devs.v[1], "R58M123 unauthorized");
+	assert_true(str_startswith(devs.v[2], "0123abcd no permissions"));
+	strvec_clear(&devs);
+	assert_int_equal(hostcheck_adb_parse("List of devices attached\n\n", &devs), 0);
+	assert_int_equal(devs.n, 0);
+}
+
+/* ---- the whole check on a fake host ---- */
+
+struct fake {
+	char *bin, *boot, *mods, *home, *libvirt, *osr, *kvm;
+	char *old_path;
+};
+
+static void
+fake_host(struct fake *f)
+{
+	char *p = test_tmp("host");
+
+	/* each test gets a fresh host */
+	assert_int_equal(remove_tree(p), OK);
+	free(p);
+	f->bin = test_tmp("host/bin");
+	f->boot = test_tmp("host/boot");
+	f->mods = test_tmp("host/lib/modules");
+	f->home = test_tmp("host/home");
+	f->libvirt = test_tmp("host/run/libvirt");
+	f->osr = test_tmp("host/os-release");
+	f->kvm = test_tmp("host/dev/kvm"); /* never created */
+	assert_int_equal(mkdir_p(f->bin, 0755), OK);
+	assert_int_equal(mkdir_p(f->home, 0755), OK);
+	assert_int_equal(mkdir_p(f->libvirt, 0755), OK);
+	test_write(f->osr, "ID=fedora\nPRETTY_NAME=\"Fedora Linux 40\"\n");
+	p = path_join(f->boot, "vmlinuz-6.9.0-test");
+	test_write(p, "not really a kernel\n");
+	free(p);
+	p = path_join(f->mods, "6.9.0-test/modules.dep");
+	test_write(p, "");
+	free(p);
+	setenv("FSWB_BOOT_DIR", f->boot, 1);
+	setenv("FSWB_MODULES_DIR", f->mods, 1);
+	/* what the appliance probe needs, found through $PATH as it does */
+	link_real(f->bin, "mmdebstrap");
+	link_real(f->bin, "du");
+	link_real(f->bin, "tar");
+	link_real(f->bin, "sh");
+	link_real(f->bin, "sleep");
+	link_real(f->bin, "mkfs.ext4");
+	f->old_path = xstrdup(getenv("PATH") ? getenv("PATH") : "");
+	setenv("PATH", f->bin, 1);
+}
+
+static void
+fake_release(struct fake *f)
+{
+	setenv("PATH", f->old_path, 1);
+	unsetenv("FSWB_BOOT_DIR");
+	unsetenv("FSWB_MODULES_DIR");
+	free(f->bin);
+	free(f->boot);
+	free(f->mods);
+	free(f->home);
+	free(f->libvirt);
+	free(f->osr);
+	free(f->kvm);
+	free(f->old_path);
+}
+
+static void
+fake_opts(const struct fake *f, struct hostcheck_opts *o)
+{
+	o->path = f->bin;
+	o->sbin = "";
+	o->os_release = f->osr;
+	o->kvm_dev = f->kvm;
+	o->home = f->home;
+	o->libvirt_dir = f->libvirt;
+	o->gce_credentials = "";
+	o->cwd = f->home; /* not a kernel tree */
+}
+
+static void
+assert_ready_matches(const struct hostcheck *hc)
+{
+	bool ready = true;
+
+	for (size_t i = 0; i < hc->n; i++)
+		if (hc->v[i].required && hc->v[i].state == HC_MISSING)
+			ready = false;
+	assert_int_equal(hc->ready, ready);
+	for (size_t i = 1; i < hc->n; i++)
+		assert_true(hc->v[i - 1].group <= hc->v[i].group);
+}
+
+static void
+test_run_without_qemu(void **state)
+{
+	struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
+	struct hostcheck hc;
+	const struct hc_finding *f, *first;
+	struct profiles prof;
+	char *dir = test_path("profiles");
+	struct fake fk;
+
+	fake_host(&fk);
+	fake_opts(&fk, &o);
+	assert_int_equal(profiles_load(dir, &prof), OK);
+	o.profiles = &prof;
+	o.run_programs = false;
+	assert_int_equal(hostcheck_run(loop, &o, &hc), OK);
+	assert_int_equal(hc.os.family, HC_FAMILY_FEDORA);
+	assert_false(hc.ready);
+	assert_ready_matches(&hc);
+
+	f = finding(&hc, "qemu-system-x86_64");
+	assert_int_equal(f->group, HC_QEMU);
+	assert_int_equal(f->state, HC_MISSING);
+	assert_true(f->required);
+	assert_string_equal(f->fix, "sudo dnf install qemu-system-x86");
+	f = finding(&hc, "qemu-img");
+	assert_int_equal(f->state, HC_MISSING);
+	assert_string_equal(f->fix, "sudo dnf install qemu-img");
+
+	f = finding(&hc, "kernel");
+	assert_int_equal(f->state, HC_OK);
+	assert_non_null(strstr(f->detail, "6.9.0-test"));
+	assert_non_null(hc.kernel);
+
+	f = finding(&hc, "mkfs.ext4");
+	assert_int_equal(f->state, HC_OK);
+	assert_true(f->required);
+	/* every filesystem of the profiles, not needed for the default */
+	f = finding(&hc, "mkfs.xfs");
+	assert_int_equal(f->state, HC_MISSING);
+	assert_false(f->required);
+	assert_string_equal(f->detail, "(xfs configurations need it)");
+	assert_string_equal(f->fix, "sudo dnf install xfsprogs");
+	f = finding(&hc, "mkfs.btrfs");
+	assert_int_equal(f->state, HC_MISSING);
+	f = finding(&hc, "mkfs.f2fs");
+	assert_int_equal(f->state, HC_MISSING);
+
+	f = finding(&hc, "KVM");
+	assert_int_equal(hc.kvm, HC_KVM_NODEV);
+	assert_int_equal(f->state, HC_WARN);
+	assert_false(f->required);
+	assert_non_null(strstr(f->detail, "no KVM: guests run under emulation (TCG)"));
+	assert_non_null(f->fix);
+
+	f = finding(&hc, "libvirt socket");
+	assert_int_equal(f->state, HC_MISSING);
+	assert_false(f->required);
+	assert_non_null(strstr(f->fix, "sudo dnf install libvirt"));
+	f = finding(&hc, "GCE credentials");
+	assert_int_equal(f->state, HC_MISSING);
+	assert_string_equal(f->fix, "gcloud auth application-default login");
+	f = finding(&hc, "ssh keys");
+	assert_int_equal(f->state, HC_MISSING);
+	f = finding(&hc, "adb");
+	assert_int_equal(f->state, HC_MISSING);
+	assert_string_equal(f->fix, "sudo dnf install android-tools");
+
+	/* the informational groups never make it fail */
+	for (int g = HC_LIBVIRT; g < HC_NGROUPS; g++) {
+		size_t n = hostcheck_group(&hc, (enum hc_group)g, &first);
+
+		assert_true(n > 0);
+		assert_false(hc_group_implemented((enum hc_group)g));
+		for (size_t i = 0; i < n; i++)
+			assert_false(first[i].required);
+	}
+	assert_true(hc_group_implemented(HC_QEMU));
+	hostcheck_release(&hc);
+	profiles_release(&prof);
+	free(dir);
+	fake_release(&fk);
+}
+
+static void
+test_run_with_qemu(void **state)
+{
+	struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
+	struct hostcheck hc;
+	const struct hc_finding *f;
+	char *p, *sock, *key;
+	struct fake fk;
+	int fd;
+
+	fake_host(&fk);
+	fake_opts(&fk, &o);
+	link_real(fk.bin, "qemu-system-x86_64");
+	link_real(fk.bin, "qemu-img");
+	p = path_join(fk.bin, "adb");
+	script(p, "[ \"$1\" = devices ] || exit 2\n"
+		  "printf 'List of devices attached\\nR58M123\\tunauthorized\\n'\n");
+	free(p);
+	sock = path_join(fk.libvirt, "virtqemud-sock");
+	fd = listen_on(sock);
+	key = path_join(fk.home, ".ssh/id_ed25519");
+	test_write(key, "k");
+	o.run_programs = true;
+	assert_int_equal(hostcheck_run(loop, &o, &hc), OK);
+	assert_ready_matches(&hc);
+
+	f = finding(&hc, "qemu-system-x86_64");
+	assert_int_equal(f->state, HC_OK);
+	/* the version QEMU printed, then where it is */
+	assert_true(f->detail[0] >= '0' && f->detail[0] <= '9');
+	assert_non_null(strstr(f->detail, fk.bin));
+	assert_non_null(hc.qemu);
+	assert_int_equal(finding(&hc, "qemu-img")->state, HC_OK);
+	assert_int_equal(finding(&hc, "mkfs.ext4")->state, HC_OK);
+	f = finding(&hc, "appliance build");
+	if (f->state == HC_OK)
+		assert_non_null(strstr(f->detail, "mmdebstrap"));
+	/* ready exactly when nothing required is missing; qemu is not what is missing */
+	if (!hc.ready)
+		assert_int_equal(finding(&hc, "qemu-system-x86_64")->state, HC_OK);
+	assert_int_equal(hc.kvm, HC_KVM_NODEV);
+	assert_int_equal(hc.slow, hc.ready);
+
+	f = finding(&hc, "libvirt socket");
+	assert_int_equal(f->state, HC_OK);
+	assert_non_null(strstr(f->detail, sock));
+	f = finding(&hc, "ssh keys");
+	assert_int_equal(f->state, HC_OK);
+	assert_string_equal(f->detail, key);
+	f = finding(&hc, "adb");
+	assert_int_equal(f->state, HC_OK);
+	f = finding(&hc, "adb devices");
+	assert_int_equal(f->state, HC_MISSING);
+	assert_non_null(strstr(f->detail, "R58M123 unauthorized"));
+	assert_non_null(strstr(f->fix, "USB debugging"));
+	hostcheck_release(&hc);
+	close(fd);
+	free(sock);
+	free(key);
+	fake_release(&fk);
+}
+
+static void
+test_names(void **state)
+{
+	assert_string_equal(hc_group_name(HC_HOST), "host");
+	assert_string_equal(hc_group_name(HC_ADB), "adb");
+	assert_string_equal(hc_state_str(HC_OK), "ok");
+	assert_string_equal(hc_state_str(HC_MISSING), "MISSING");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_os_release),
+		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_kvm_device),
+		cmocka_unit_test(test_kvm_boot),
+		cmocka_unit_test(test_free_space),
+		cmocka_unit_test(test_socket),
+		cmocka_unit_test(test_ssh_keys),
+		cmocka_unit_test(test_gce_credentials),
+		cmocka_unit_test(test_adb_parse),
+		cmocka_unit_test(test_run_without_qemu),
+		cmocka_unit_test(test_run_with_qemu),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
