@@ -204,10 +204,10 @@ const char *agent_type_name(enum agent_type type);
  */
 struct agent_msg {
 	enum agent_type type;
-	const char *name; /* the TYPE as sent ("OUT"); "" for noise */
-	size_t argc;	  /* arguments, the +LEN not counted */
-	const char *argv[AGENT_ARGS_MAX];
-	int64_t value; /* HB: uptime; EXIT: status; FILE: mode; else 0 */
+	const char *name;		      /* the TYPE as sent ("OUT"); "" for noise */
+	size_t argc;			      /* arguments, the +LEN not counted */
+	const char *argv[AGENT_ARGS_MAX + 1]; /* NULL-terminated */
+	int64_t value;			      /* HB: uptime; EXIT: status; FILE: mode; else 0 */
 	bool has_payload;
 	const char *data; /* the payload or piece; NUL-terminated, may hold NULs */
 	size_t len;

@@ -27,6 +27,7 @@
 #define HELLO_LIMIT_KVM 120 /* seconds from QEMU's start to the agent's HELLO */
 #define HELLO_LIMIT_TCG 300
 #define WATCH_MS	1000
+#define CONSOLE_TAIL	80 /* kernel-log lines kept with a crashed or hung test */
 /* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its previous time, at least
  * TEST_LIMIT_MIN seconds; TEST_LIMIT_UNKNOWN without one; times TEST_LIMIT_SLOW under TCG. */
 #define TEST_LIMIT_FACTOR  5
@@ -83,6 +84,7 @@ struct engine {
 	 */
 	struct strvec ended;
 	unsigned ended_here;	    /* tests that ended in this guest */
+	unsigned kmsg_bad;	    /* KMSG_BAD flags of this guest\'s kernel log */
 	bool restart;		    /* start a new guest for the remaining tests */
 	struct event_bus check_bus; /* the parser's events, through on_check_event */
 	bool got_exit, got_result, boot_end_sent, job_sent;
@@ -222,6 +224,7 @@ on_own_event(void *data, const struct event *ev)
 		e->current_test = NULL;
 		break;
 	case EV_KMSG:
+		e->kmsg_bad |= ev->u.line.flags & KMSG_BAD;
 		write_all(e, e->kernel_fd, ev->u.line.text, strlen(ev->u.line.text));
 		write_all(e, e->kernel_fd, "\n", 1);
 		break;
@@ -405,17 +408,15 @@ add_console_tail(struct engine *e, struct strbuf *sb)
 	strbuf_release(&tail);
 }
 
-static bool
-kernel_panicked(struct engine *e)
+/* Why the guest died, from its kernel log. */
+static const char *
+death_cause(const struct engine *e)
 {
-	struct strbuf tail = STRBUF_INIT;
-	bool panic;
-
-	if (e->kmsg)
-		kmsg_tail(e->kmsg, &tail);
-	panic = tail.len && strstr(tail.buf, "Kernel panic");
-	strbuf_release(&tail);
-	return panic;
+	if (e->kmsg_bad & KMSG_PANIC)
+		return "the kernel panicked";
+	if (e->kmsg_bad & (KMSG_OOPS | KMSG_BUG))
+		return "the kernel oopsed and the guest died";
+	return "the guest died";
 }
 
 static bool
@@ -900,8 +901,7 @@ on_guest_exit(void *data, enum status code, const char *why)
 			stage_end(e, "boot", code == OK ? ERR_CHILD : code, msg.buf);
 			e->boot_end_sent = true;
 		} else {
-			const char *cause =
-				kernel_panicked(e) ? "the kernel panicked" : "the guest died";
+			const char *cause = death_cause(e);
 
 			strbuf_addf(&msg, "%s during the tests of '%s'%s%s", cause, e->cfg->name,
 				    why ? ": " : "", why ? why : "");
@@ -999,8 +999,10 @@ start_config(struct engine *e)
 			*p = '-';
 	e->got_exit = e->got_result = e->boot_end_sent = e->job_sent = false;
 	e->ended_here = 0;
+	e->kmsg_bad = 0;
 	e->parser = check_parser_new(&e->check_bus, e->cfg->name);
 	e->kmsg = kmsg_new(&e->own, e->cfg->name);
+	kmsg_set_tail(e->kmsg, CONSOLE_TAIL);
 	slices = results_dir(e);
 	if (kmsg_set_slice_dir(e->kmsg, slices) != OK)
 		warn(e, error_msg());
