@@ -37,13 +37,14 @@ static const char usage_text[] =
 	"\n"
 	"Commands:\n"
 	"  run [OPTIONS] [TEST...]   run fstests (headless; prints a line per test)\n"
+	"  shell [OPTIONS]           a guest made ready for the tests, and a shell in it\n"
 	"  plan [OPTIONS] --dump     print the plan those options make, as JSON\n"
 	"  profiles [show CFG]       list filesystem configurations and test sets\n"
 	"  results [show ID|import PATH]  past runs; one run's summary; read fstests results\n"
 	"  kernel list|config|build  the kernels fswb can use; a tree's fstests config; build it\n"
 	"  appliance build|list|rm|initramfs  the test appliance image; a modular kernel's "
-	"  doctor [--json]           check this machine: what each backend needs, with fixes\n"
 	"initramfs\n"
+	"  doctor [--json]           check this machine: what each backend needs, with fixes\n"
 	"\n"
 	"Options of run and plan (the ones fstests users know keep their meaning):\n"
 	"  -c, --config FS/CFG[,..]  filesystem configurations, as xfstests-bld names\n"
@@ -67,6 +68,9 @@ static const char usage_text[] =
 	"      --shards N            split the tests over N guests (default 1)\n"
 	"      --test-timeout SECONDS  a test running longer counts as hung (default: 5 times\n"
 	"                            its previous time, at least 10 minutes; more under TCG)\n"
+	"  -n, --dry-run             (run) say which tests would run (check -n), run none\n"
+	"      --shell               (run) then a shell in the last guest; 'exit' or Ctrl-] ends "
+	"it\n"
 	"      --stop-on-crash       a crashed or hung guest ends its configuration (default:\n"
 	"                            a new guest runs the remaining tests)\n"
 	"      --plan FILE           start from a saved plan (JSON)\n"
@@ -128,6 +132,7 @@ enum {
 	OPT_SHARDS,
 	OPT_TEST_TIMEOUT,
 	OPT_STOP_ON_CRASH,
+	OPT_SHELL,
 	OPT_PLAN,
 	OPT_DUMP,
 	OPT_JSON,
@@ -153,6 +158,8 @@ static const struct option plan_options[] = {
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "test-timeout", required_argument, NULL, OPT_TEST_TIMEOUT },
 	{ "stop-on-crash", no_argument, NULL, OPT_STOP_ON_CRASH },
+	{ "shell", no_argument, NULL, OPT_SHELL },
+	{ "dry-run", no_argument, NULL, 'n' },
 	{ "plan", required_argument, NULL, OPT_PLAN },
 	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -231,7 +238,7 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+c:g:x:e:E:o:h", plan_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:g:x:e:E:o:nh", plan_options, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (!configs_given)
@@ -326,6 +333,12 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		case OPT_STOP_ON_CRASH:
 			plan->stop_on_crash = true;
 			break;
+		case OPT_SHELL:
+			plan->shell = true;
+			break;
+		case 'n':
+			plan->dry_run = true;
+			break;
 		case OPT_PLAN:
 			break; /* read above */
 		case OPT_DUMP:
@@ -384,10 +397,23 @@ static int
 cmd_run(int argc, char **argv)
 {
 	struct cli cli = { 0 };
-
 	int rc;
 
 	parse_plan_args("run", argc, argv, &cli);
+	rc = run_headless(&cli.plan, load_profiles(), cli.json);
+	plan_release(&cli.plan);
+	return rc;
+}
+
+/* fswb shell: a guest made ready as for a run (check -n lists its tests), and a shell in it. */
+static int
+cmd_shell(int argc, char **argv)
+{
+	struct cli cli = { 0 };
+	int rc;
+
+	parse_plan_args("shell", argc, argv, &cli);
+	cli.plan.dry_run = cli.plan.shell = true;
 	rc = run_headless(&cli.plan, load_profiles(), cli.json);
 	plan_release(&cli.plan);
 	return rc;
@@ -558,7 +584,7 @@ struct command {
 static const struct command commands[] = {
 	{ "run", cmd_run },	    { "plan", cmd_plan },     { "profiles", cmd_profiles },
 	{ "results", cmd_results }, { "kernel", cmd_kernel }, { "appliance", cmd_appliance },
-	{ "doctor", cmd_doctor },
+	{ "doctor", cmd_doctor },   { "shell", cmd_shell },
 };
 
 int

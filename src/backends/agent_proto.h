@@ -158,6 +158,8 @@
 #define AGENT_JOB_DIR	  "/run/fswb/job" /* fswb-agent --workdir /run/fswb */
 #define AGENT_CTL_PORT	  "org.fswb.ctl"
 #define AGENT_SHELL_PORT  "org.fswb.shell"
+/* The line the agent writes on the shell channel when the shell has ended. */
+#define AGENT_SHELL_END "[fswb: the shell in the guest ended]"
 
 enum agent_type {
 	AGENT_UNKNOWN = 0, /* a TYPE this fswb does not know: skipped */

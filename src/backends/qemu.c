@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "backends/backend.h"
@@ -581,6 +583,12 @@ qemu_start(struct loop *loop, const struct session_spec *spec, const struct sess
 	strvec_pushv(&argv, (const char *const[]){ "-serial", "chardev:con", "-device",
 						   "virtio-serial-pci", "-chardev", NULL });
 	strvec_pushf(&argv, "pipe,id=ctl,path=%s/ctl", q->workdir);
+	/* the shell port: a socket fswb connects to when a shell is asked for */
+	strvec_push(&argv, "-chardev");
+	strvec_pushf(&argv, "socket,id=shell,path=%s/shell.sock,server=on,wait=off", q->workdir);
+	strvec_pushv(&argv,
+		     (const char *const[]){
+			     "-device", "virtserialport,chardev=shell,name=org.fswb.shell", NULL });
 	strvec_pushv(&argv, (const char *const[]){ "-device",
 						   "virtserialport,chardev=ctl,name=org.fswb.ctl",
 						   "-device", "virtio-rng-pci", NULL });
@@ -659,6 +667,31 @@ qemu_silence_limit(void *priv)
 	return q->kvm ? SILENCE_KVM : SILENCE_TCG;
 }
 
+/* The guest's shell port (org.fswb.shell), once the agent started a shell on it. */
+static enum status
+qemu_shell(void *priv, int *fd)
+{
+	struct qemu *q = priv;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s;
+
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/shell.sock", q->workdir) >=
+	    sizeof(sa.sun_path))
+		return error(ERR_INVALID, "the guest's directory '%s' is too long for a socket",
+			     q->workdir);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		enum status rc = error(ERR_IO, "cannot connect to the guest's shell port '%s': %s",
+				       sa.sun_path, strerror(errno));
+
+		if (s >= 0)
+			close(s);
+		return rc;
+	}
+	*fd = s;
+	return OK;
+}
+
 static bool
 qemu_slow(void *priv)
 {
@@ -674,7 +707,7 @@ qemu_notice(void *priv)
 const struct backend_ops qemu_backend = {
 	.name = "qemu",
 	.description = "a local virtual machine started with QEMU (KVM when available)",
-	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL,
+	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL | BACKEND_SHELL,
 	.probe = qemu_probe,
 	.start = qemu_start,
 	.send = qemu_send,
@@ -683,4 +716,5 @@ const struct backend_ops qemu_backend = {
 	.silence_limit = qemu_silence_limit,
 	.slow = qemu_slow,
 	.notice = qemu_notice,
+	.shell = qemu_shell,
 };

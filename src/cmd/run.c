@@ -5,12 +5,15 @@
  * failures, and the not-run causes grouped with their fixes. --json prints
  * the events as JSON lines instead.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include "backends/agent_proto.h"
 #include "cmd/cmd.h"
 #include "core/engine.h"
 #include "core/event_json.h"
@@ -18,6 +21,7 @@
 
 struct printer {
 	bool json, tty;
+	bool console;	    /* print console lines too (check -n's list) */
 	bool progress_line; /* a \r line is on screen */
 	int last_decile;
 	struct strvec errors;
@@ -138,6 +142,12 @@ on_event(void *data, const struct event *ev)
 	case EV_TEST_END:
 		print_test_end(p, ev);
 		break;
+	case EV_CONSOLE:
+		if (p->console && (ev->u.line.flags & CONSOLE_CHECK)) {
+			clear_progress(p);
+			printf("%s\n", ev->u.line.text);
+		}
+		break;
 	case EV_WARNING:
 		clear_progress(p);
 		fflush(stdout);
@@ -152,6 +162,119 @@ on_event(void *data, const struct event *ev)
 	default:
 		break;
 	}
+}
+
+/*
+ * The shell in the guest (fswb run --shell), on this terminal: raw mode when
+ * stdin is one; it ends when the guest says the shell ended, when the
+ * channel closes, or on Ctrl-].
+ */
+#define SHELL_ESCAPE 0x1d /* Ctrl-] */
+
+struct relay {
+	struct engine *e;
+	struct loop *loop;
+	int fd;
+	bool active, raw;
+	struct termios saved;
+	struct strbuf window; /* the last bytes from the guest, to spot AGENT_SHELL_END */
+};
+
+static void
+relay_end(struct relay *r)
+{
+	if (!r->active)
+		return;
+	r->active = false;
+	loop_del_fd(r->loop, r->fd);
+	loop_del_fd(r->loop, STDIN_FILENO);
+	if (r->raw)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &r->saved);
+	strbuf_release(&r->window);
+	printf("\r\nfswb: leaving the guest's shell; powering it off\n");
+	fflush(stdout);
+	engine_shell_end(r->e);
+}
+
+static void
+write_all_fd(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static void
+on_guest_shell(struct loop *loop, int fd, short revents, void *data)
+{
+	struct relay *r = data;
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf));
+	size_t keep = sizeof(AGENT_SHELL_END);
+
+	if (n <= 0) {
+		if (n < 0 && errno == EINTR)
+			return;
+		relay_end(r);
+		return;
+	}
+	write_all_fd(STDOUT_FILENO, buf, (size_t)n);
+	strbuf_add(&r->window, buf, (size_t)n);
+	if (strstr(r->window.buf, AGENT_SHELL_END)) {
+		relay_end(r);
+		return;
+	}
+	if (r->window.len > keep) {
+		memmove(r->window.buf, r->window.buf + r->window.len - keep, keep);
+		strbuf_setlen(&r->window, keep);
+	}
+}
+
+static void
+on_user_input(struct loop *loop, int fd, short revents, void *data)
+{
+	struct relay *r = data;
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf));
+	char *esc;
+
+	if (n <= 0) {
+		if (n < 0 && errno == EINTR)
+			return;
+		/* no more input: the commands sent still run; the shell's end ends it */
+		loop_del_fd(loop, fd);
+		return;
+	}
+	esc = r->raw ? memchr(buf, SHELL_ESCAPE, (size_t)n) : NULL;
+	write_all_fd(r->fd, buf, esc ? (size_t)(esc - buf) : (size_t)n);
+	if (esc)
+		relay_end(r);
+}
+
+static void
+relay_start(struct relay *r, struct engine *e, struct loop *loop)
+{
+	r->e = e;
+	r->loop = loop;
+	r->fd = engine_shell_fd(e);
+	r->active = true;
+	strbuf_init(&r->window);
+	fflush(stdout);
+	if (isatty(STDIN_FILENO) && !tcgetattr(STDIN_FILENO, &r->saved)) {
+		struct termios raw = r->saved;
+
+		cfmakeraw(&raw);
+		r->raw = !tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw);
+	}
+	loop_add_fd(loop, r->fd, POLLIN, on_guest_shell, r);
+	loop_add_fd(loop, STDIN_FILENO, POLLIN, on_user_input, r);
 }
 
 static volatile sig_atomic_t stop_requests;
@@ -169,7 +292,10 @@ on_stop(struct loop *loop, int signo, void *data)
 int
 run_headless(const struct plan *plan, const struct profiles *profiles, bool json)
 {
-	struct printer p = { .json = json, .tty = !json && isatty(STDOUT_FILENO) };
+	struct printer p = { .json = json,
+			     .tty = !json && isatty(STDOUT_FILENO),
+			     .console = plan->dry_run };
+	struct relay relay = { 0 };
 	struct event_bus bus = EVENT_BUS_INIT;
 	struct loop *loop = loop_new();
 	struct engine *e;
@@ -190,7 +316,12 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 		loop_run_once(loop, 1000);
 		if (stop_requests > 1)
 			break;
+		if (!relay.active && engine_shell_fd(e) >= 0)
+			relay_start(&relay, e, loop);
+		else if (relay.active && engine_shell_fd(e) < 0)
+			relay_end(&relay); /* the guest went away */
 	}
+	relay_end(&relay);
 	code = engine_exit_code(e);
 	if (!json) {
 		clear_progress(&p);

@@ -40,8 +40,8 @@ enum phase {
 	PH_PREPARE,
 	PH_BOOT,  /* session started, no HELLO yet */
 	PH_TESTS, /* RUN sent */
-	PH_RESULTS,
-	PH_DONE, /* EXIT received, POWEROFF sent */
+	PH_SHELL, /* SHELL sent (plan.shell), then a shell on shell_fd */
+	PH_DONE,  /* POWEROFF sent, or the guest is being stopped */
 };
 
 struct engine {
@@ -86,6 +86,9 @@ struct engine {
 	unsigned ended_here;	    /* tests that ended in this guest */
 	unsigned kmsg_bad;	    /* KMSG_BAD flags of this guest\'s kernel log */
 	bool restart;		    /* start a new guest for the remaining tests */
+	int shell_fd;		    /* the guest's shell (plan.shell), or -1 */
+	bool dry_run_ok;	    /* check -n ran and said which tests would run */
+	struct strbuf out_line;	    /* check -n's output, line by line */
 	struct event_bus check_bus; /* the parser's events, through on_check_event */
 	bool got_exit, got_result, boot_end_sent, job_sent;
 	int check_status;
@@ -249,7 +252,8 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->profiles = profiles;
 	e->loop = loop;
 	e->bus = bus;
-	e->events_fd = e->console_fd = e->kernel_fd = e->result_fd = -1;
+	e->events_fd = e->console_fd = e->kernel_fd = e->result_fd = e->shell_fd = -1;
+	strbuf_init(&e->out_line);
 	e->exit_code = 2;
 	strvec_init(&e->ended);
 	*out = e;
@@ -603,6 +607,8 @@ send_job(struct engine *e)
 	sec.config = e->cfg;
 	sec.dev = &dev;
 	strvec_pushv(&opts, (const char *const[]){ "-R", "xunit", "-T", NULL });
+	if (e->plan.dry_run)
+		strvec_push(&tests, "-n");
 	check_words(e, &job, &tests, &env);
 	mkfs_words(e->cfg, test_dev, &mkfs);
 	job.mkfs_test = (const char *const *)mkfs.v;
@@ -745,6 +751,45 @@ save_result(struct engine *e, const struct agent_msg *m)
 	}
 }
 
+static void
+poweroff(struct engine *e)
+{
+	struct strbuf frame = STRBUF_INIT;
+
+	e->phase = PH_DONE;
+	agent_frame_poweroff(&frame);
+	send_frame(e, &frame);
+	strbuf_release(&frame);
+}
+
+/* A shell after the tests: asked for, and this is the last configuration. */
+static bool
+want_shell(const struct engine *e)
+{
+	return e->plan.shell && !e->interrupted && e->cfg_index + 1 == e->plan.configs.n;
+}
+
+/* check -n's output: each whole line a CONSOLE event. */
+static void
+console_lines(struct engine *e, const char *buf, size_t len)
+{
+	char *nl;
+
+	strbuf_add(&e->out_line, buf, len);
+	while ((nl = memchr(e->out_line.buf, '\n', e->out_line.len))) {
+		struct event ev = { .type = EV_CONSOLE };
+		size_t n = (size_t)(nl - e->out_line.buf);
+
+		*nl = '\0';
+		ev.u.line.text = str_trim(e->out_line.buf);
+		ev.u.line.flags = CONSOLE_CHECK;
+		if (*ev.u.line.text)
+			emit(e, &ev);
+		memmove(e->out_line.buf, nl + 1, e->out_line.len - n - 1);
+		strbuf_setlen(&e->out_line, e->out_line.len - n - 1);
+	}
+}
+
 static enum status
 on_agent_msg(const struct agent_msg *m, void *data)
 {
@@ -769,17 +814,22 @@ on_agent_msg(const struct agent_msg *m, void *data)
 			return error(ERR_PROTOCOL, "READY before HELLO");
 		if (!e->job_sent) {
 			send_job(e);
-		} else if (e->phase != PH_DONE) {
+		} else if (e->phase == PH_TESTS && want_shell(e)) {
 			struct strbuf frame = STRBUF_INIT;
 
-			e->phase = PH_DONE;
-			agent_frame_poweroff(&frame);
+			e->phase = PH_SHELL;
+			agent_frame_shell(&frame);
 			send_frame(e, &frame);
 			strbuf_release(&frame);
+		} else if (e->phase != PH_DONE && !(e->phase == PH_SHELL && e->shell_fd >= 0)) {
+			poweroff(e);
 		}
 		break;
 	case AGENT_OUT:
-		check_parser_feed(e->parser, m->data, m->len);
+		if (e->plan.dry_run)
+			console_lines(e, m->data, m->len);
+		else
+			check_parser_feed(e->parser, m->data, m->len);
 		break;
 	case AGENT_LOG:
 		ev.type = EV_CONSOLE;
@@ -790,6 +840,12 @@ on_agent_msg(const struct agent_msg *m, void *data)
 		free(text);
 		break;
 	case AGENT_ERR:
+		if (e->phase == PH_SHELL) {
+			text = xasprintf("no shell in the guest: %.*s", (int)m->len, m->data);
+			warn(e, str_trim(text));
+			free(text);
+			break;
+		}
 		text = xasprintf("the guest cannot run the tests of '%s': %.*s", e->cfg->name,
 				 (int)m->len, m->data);
 		str_trim(text);
@@ -802,9 +858,23 @@ on_agent_msg(const struct agent_msg *m, void *data)
 	case AGENT_RESULT:
 		save_result(e, m);
 		break;
+	case AGENT_SHELLREADY:
+		if (session_shell(e->session, &e->shell_fd) != OK) {
+			warn(e, error_msg());
+			break;
+		}
+		stage(e, EV_STAGE_BEGIN, "shell",
+		      "a shell in the guest (the test filesystem is made, local.config is in "
+		      "place); 'exit' or Ctrl-] ends it and powers the guest off",
+		      -1);
+		break;
 	case AGENT_EXIT:
 		e->got_exit = true;
 		e->check_status = (int)m->value;
+		if (e->plan.dry_run) {
+			console_lines(e, "\n", 1);
+			e->dry_run_ok = m->value == 0;
+		}
 		check_parser_finish(e->parser);
 		kmsg_end_slice(e->kmsg);
 		if (e->current_test)
@@ -850,6 +920,8 @@ config_done(struct engine *e)
 	e->kmsg = NULL;
 	agent_reader_release(&e->reader);
 	close_fd(&e->result_fd);
+	close_fd(&e->shell_fd);
+	strbuf_reset(&e->out_line);
 	free(e->cfg_slug);
 	e->cfg_slug = NULL;
 	if (e->interrupted) {
@@ -1070,7 +1142,9 @@ finish_run(struct engine *e)
 			warn(e, error_msg());
 		free(junit);
 	}
-	if (!e->counts.ran && !e->counts.crashed && !e->counts.hung)
+	if (e->plan.dry_run)
+		e->exit_code = e->dry_run_ok && !e->interrupted ? 0 : 2;
+	else if (!e->counts.ran && !e->counts.crashed && !e->counts.hung)
 		e->exit_code = 2;
 	else if (e->counts.failed || e->counts.crashed || e->counts.hung)
 		e->exit_code = 1;
@@ -1142,6 +1216,23 @@ engine_cancel(struct engine *e)
 		session_cancel(e->session);
 }
 
+int
+engine_shell_fd(const struct engine *e)
+{
+	return e->shell_fd;
+}
+
+void
+engine_shell_end(struct engine *e)
+{
+	if (e->shell_fd < 0)
+		return;
+	close_fd(&e->shell_fd);
+	stage_end(e, "shell", OK, NULL);
+	if (e->session && e->phase == PH_SHELL)
+		poweroff(e);
+}
+
 bool
 engine_done(const struct engine *e)
 {
@@ -1182,6 +1273,8 @@ engine_free(struct engine *e)
 	close_fd(&e->console_fd);
 	close_fd(&e->kernel_fd);
 	close_fd(&e->result_fd);
+	close_fd(&e->shell_fd);
+	strbuf_release(&e->out_line);
 	plan_release(&e->plan);
 	free(e->initrd);
 	free(e->result_path);

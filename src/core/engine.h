@@ -33,7 +33,13 @@
  *	                                             1 a test failed, 2 nothing ran
  *	engine_free(e);                              nothing is left running
  * Every guest is powered off when its configuration is done; running one
- * test again is a new run whose plan names that test.
+ * test again is a new run whose plan names that test. With plan.shell the
+ * last guest stays up after its tests with a shell (stage "shell" begins):
+ *	engine_shell_fd(e)                           >= 0 while it waits: the
+ *	                                             front end relays the terminal
+ *	                                             until AGENT_SHELL_END comes on it,
+ *	                                             it closes, or the user leaves
+ *	engine_shell_end(e);                         then the guest powers off
  */
 #ifndef FSWB_CORE_ENGINE_H
 #define FSWB_CORE_ENGINE_H
@@ -56,6 +62,10 @@ bool engine_done(const struct engine *e);
 int engine_exit_code(const struct engine *e);
 /* The run directory, once started; NULL before. */
 const char *engine_run_dir(const struct engine *e);
+/* The shell in the guest (plan.shell), a byte stream both ways; -1 when there is none. */
+int engine_shell_fd(const struct engine *e);
+/* Done with the shell: close it and power the guest off. */
+void engine_shell_end(struct engine *e);
 void engine_free(struct engine *e);
 
 #endif

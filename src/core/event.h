@@ -104,6 +104,9 @@ enum kmsg_flag {
 	KMSG_PANIC = 1u << 5,	  /* Kernel panic */
 	KMSG_OTHER_BAD = 1u << 6, /* oom-kill, UBSAN:, hung task ... */
 };
+/* A CONSOLE line that check printed (check -n's list), not the agent's own words. */
+#define CONSOLE_CHECK 1u
+
 #define KMSG_BAD (KMSG_WARNING | KMSG_BUG | KMSG_OOPS | KMSG_LOCKDEP | KMSG_PANIC | KMSG_OTHER_BAD)
 
 /* Test counts, as in check's summary and fswb's per-config line. */
@@ -156,7 +159,8 @@ struct event {
 		} test_end;
 		struct {
 			const char *text; /* one line, no newline */
-			unsigned flags;	  /* enum kmsg_flag for KMSG; 0 for CONSOLE */
+			unsigned
+				flags; /* enum kmsg_flag for KMSG; CONSOLE_CHECK or 0 for CONSOLE */
 			const char *test; /* the test running when it came, or NULL */
 		} line;
 		struct {

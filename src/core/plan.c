@@ -90,6 +90,8 @@ plan_copy(struct plan *dst, const struct plan *src)
 	dst->shards = src->shards;
 	dst->test_timeout = src->test_timeout;
 	dst->stop_on_crash = src->stop_on_crash;
+	dst->dry_run = src->dry_run;
+	dst->shell = src->shell;
 	dst->cpus = src->cpus;
 	dst->mem = src->mem;
 }
@@ -206,6 +208,10 @@ plan_to_json(const struct plan *plan)
 		json_object_set_new(root, "test_timeout", json_integer(plan->test_timeout));
 	if (plan->stop_on_crash)
 		json_object_set_new(root, "stop_on_crash", json_true());
+	if (plan->dry_run)
+		json_object_set_new(root, "dry_run", json_true());
+	if (plan->shell)
+		json_object_set_new(root, "shell", json_true());
 	if (plan->mem)
 		json_object_set_new(root, "mem",
 				    json_string(format_size(plan->mem, mem, sizeof(mem))));
@@ -535,9 +541,10 @@ out:
 enum status
 plan_from_json(const char *text, const char *source, struct plan *out)
 {
-	static const char *const keys[] = { "version", "kernel",       "configs",      "backend",
-					    "tests",   "fstests_src",  "shards",       "cpus",
-					    "mem",     "test_timeout", "stop_on_crash" };
+	static const char *const keys[] = { "version", "kernel",       "configs",	"backend",
+					    "tests",   "fstests_src",  "shards",	"cpus",
+					    "mem",     "test_timeout", "stop_on_crash", "dry_run",
+					    "shell" };
 	struct reader r = { .source = source ? source : "plan" };
 	json_error_t jerr;
 	json_t *root, *obj;
@@ -577,6 +584,8 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 	    (rc = read_count(&r, root, "cpus", 1024, &plan.cpus)) != OK ||
 	    (rc = read_count(&r, root, "test_timeout", 7 * 86400, &plan.test_timeout)) != OK ||
 	    (rc = read_bool(&r, root, "stop_on_crash", &plan.stop_on_crash)) != OK ||
+	    (rc = read_bool(&r, root, "dry_run", &plan.dry_run)) != OK ||
+	    (rc = read_bool(&r, root, "shell", &plan.shell)) != OK ||
 	    (rc = read_mem(&r, root, &plan.mem)) != OK)
 		goto out;
 	plan_release(out);

@@ -75,6 +75,8 @@ struct plan {
 	uint64_t mem;	       /* bytes per guest */
 	unsigned test_timeout; /* seconds one test may run before it counts as hung; 0: from
 				  its previous time (check.time), generously */
+	bool dry_run;	       /* check -n: say which tests would run, run none */
+	bool shell;	       /* then a shell in the last guest, on the terminal */
 	bool stop_on_crash;    /* a crashed or hung guest ends its configuration's tests
 				  (default: a new guest runs the remaining tests) */
 };

@@ -117,7 +117,28 @@ check "run.json says interrupted" grep -q '"interrupted": true' "$run/run.json"
 check "no QEMU is left after Ctrl-C" test "$(qemus)" -eq 0
 check "no guest files are left after Ctrl-C" sh -c "! ls -d '$run'/guest-* 2>/dev/null"
 
-# 6. Nothing can run: a bad kernel path is named, and the exit status is 2.
+# 6. --shell: after the tests, a shell in that guest on the terminal (here
+# its stdin is a pipe of commands); the shell's end powers the guest off.
+out=$(printf 'echo hi-from-$((6*7)); . "$HOST_OPTIONS"; echo "dev=$TEST_DEV"; exit\n' |
+	"$FSWB" run --shell -c ext4/4k --fstests-src "$MINI" generic/001 2>"$T/err")
+rc=$?
+check "run --shell exits 0 after a passing test (rc=$rc)" test "$rc" -eq 0
+check "the test ran before the shell" grep -qE '^generic/001 +pass ' <<<"$out"
+check "the shell ran the commands in the guest" grep -q 'hi-from-42' <<<"$out"
+check "the shell has the run's local.config" grep -q 'dev=/dev/vdb' <<<"$out"
+check "the shell's end is seen" grep -q 'leaving the guest' <<<"$out"
+check "no QEMU is left after the shell" test "$(qemus)" -eq 0
+
+# 7. fswb shell: a guest made ready, check -n says what would run, then a shell.
+out=$(printf 'exit\n' | "$FSWB" shell -c ext4/4k --fstests-src "$MINI" -g quick 2>"$T/err")
+rc=$?
+check "fswb shell exits 0 (rc=$rc)" test "$rc" -eq 0
+check "fswb shell lists the tests the plan selects" grep -qx 'generic/001' <<<"$out"
+printf '%s\n' "$out" >"$T/out7"
+check "fswb shell runs none of them" sh -c "! grep -qE '^generic/001 +pass' '$T/out7'"
+check "no QEMU is left after fswb shell" test "$(qemus)" -eq 0
+
+# 8. Nothing can run: a bad kernel path is named, and the exit status is 2.
 err=$("$FSWB" run --kernel /nonexistent/bzImage --fstests-src "$MINI" 2>&1)
 rc=$?
 check "a missing kernel exits 2 (rc=$rc)" test "$rc" -eq 2
