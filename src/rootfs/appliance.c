@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,6 +18,7 @@
 
 #include "core/event.h"
 #include "core/paths.h"
+#include "core/sha.h"
 #include "core/spawn.h"
 #include "core/util.h"
 #include "rootfs/appliance.h"
@@ -59,61 +59,6 @@ static const char *const dpkg_excludes[] = {
 	"path-include=/usr/share/locale/locale.alias",
 	NULL,
 };
-
-/* ---- sha256 ---- */
-
-struct sha {
-	EVP_MD_CTX *ctx;
-};
-
-static void
-sha_init(struct sha *s)
-{
-	s->ctx = EVP_MD_CTX_new();
-	if (!s->ctx || EVP_DigestInit_ex(s->ctx, EVP_sha256(), NULL) != 1)
-		BUG("cannot start a sha256 digest");
-}
-
-static void
-sha_add(struct sha *s, const void *data, size_t len)
-{
-	EVP_DigestUpdate(s->ctx, data, len);
-}
-
-static void
-sha_adds(struct sha *s, const char *str)
-{
-	sha_add(s, str, strlen(str) + 1);
-}
-
-static void sha_addf(struct sha *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void
-sha_addf(struct sha *s, const char *fmt, ...)
-{
-	va_list ap;
-	char *str;
-
-	va_start(ap, fmt);
-	if (vasprintf(&str, fmt, ap) < 0)
-		BUG("vasprintf failed");
-	va_end(ap);
-	sha_adds(s, str);
-	free(str);
-}
-
-static void
-sha_hex(struct sha *s, char out[65])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned n = 0;
-
-	EVP_DigestFinal_ex(s->ctx, md, &n);
-	EVP_MD_CTX_free(s->ctx);
-	s->ctx = NULL;
-	for (unsigned i = 0; i < n && i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	out[64] = '\0';
-}
 
 static void
 sha_of(const char *text, char out[65])

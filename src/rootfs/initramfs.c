@@ -4,7 +4,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 
 #include "core/event.h"
 #include "core/paths.h"
+#include "core/sha.h"
 #include "core/spawn.h"
 #include "core/util.h"
 #include "rootfs/initramfs.h"
@@ -26,46 +26,6 @@
 #define CONFIG_FILE   "etc/fswb-initramfs"
 #define GZIP_LEVEL    "-6"
 #define CPIO_MAX_NAME 4096
-
-/* ---- sha256 ---- */
-
-struct sha {
-	EVP_MD_CTX *ctx;
-};
-
-static void
-sha_init(struct sha *s)
-{
-	s->ctx = EVP_MD_CTX_new();
-	if (!s->ctx || EVP_DigestInit_ex(s->ctx, EVP_sha256(), NULL) != 1)
-		BUG("cannot start a sha256 digest");
-}
-
-static void
-sha_add(struct sha *s, const void *data, size_t len)
-{
-	EVP_DigestUpdate(s->ctx, data, len);
-}
-
-static void
-sha_adds(struct sha *s, const char *str)
-{
-	sha_add(s, str, strlen(str) + 1); /* with its NUL: fields never run together */
-}
-
-static void
-sha_hex(struct sha *s, char out[65])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned n = 0;
-
-	EVP_DigestFinal_ex(s->ctx, md, &n);
-	EVP_MD_CTX_free(s->ctx);
-	s->ctx = NULL;
-	for (unsigned i = 0; i < n && i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	out[64] = '\0';
-}
 
 /* ---- the cpio writer ---- */
 
