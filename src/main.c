@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "backends/backend.h"
 #include "cmd/cmd.h"
+#include "ui/ui.h"
 
 /* Print the recorded error and return the exit code for "nothing could run". */
 static int
@@ -36,6 +37,8 @@ static const char usage_text[] =
 	"run and a set of tests, builds what is missing and runs check.\n"
 	"\n"
 	"Commands:\n"
+	"  tui [--history|--open RUN|--docs [PAGE]]  the workbench in the terminal (also: fswb "
+	"alone)\n"
 	"  run [OPTIONS] [TEST...]   run fstests (headless; prints a line per test)\n"
 	"  shell [OPTIONS]           a guest made ready for the tests, and a shell in it\n"
 	"  plan [OPTIONS] --dump     print the plan those options make, as JSON\n"
@@ -584,7 +587,7 @@ struct command {
 static const struct command commands[] = {
 	{ "run", cmd_run },	    { "plan", cmd_plan },     { "profiles", cmd_profiles },
 	{ "results", cmd_results }, { "kernel", cmd_kernel }, { "appliance", cmd_appliance },
-	{ "doctor", cmd_doctor },   { "shell", cmd_shell },
+	{ "doctor", cmd_doctor },   { "shell", cmd_shell },   { "tui", ui_main },
 };
 
 int
@@ -596,8 +599,11 @@ main(int argc, char **argv)
 
 	paths_set_builtin(FSWB_SRCDIR, FSWB_SHAREDIR);
 	if (argc < 2) {
+		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+			return ui_main(argc, argv);
 		usage(stdout);
-		printf("\nStart with: fswb run   (the smoke tests on ext4/4k in a local guest)\n");
+		printf("\nIn a terminal, 'fswb' alone opens the workbench; without one, start "
+		       "with: fswb run\n");
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {

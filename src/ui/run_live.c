@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The live run: the engine on the TUI's loop, its events into a run model
+ * (the same model a replay fills) and into the UI's redraw. Stopping asks
+ * the engine (engine_cancel) and waits for RUN_END, so that no guest is
+ * left behind when the TUI exits.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+#include "core/paths.h"
+#include "core/status.h"
+#include "ui/ui_int.h"
+
+#define STOP_WAIT_MS 120000
+
+struct live_run {
+	struct engine *e;
+	struct event_bus bus;
+	struct run_model *m;
+	struct ui *ui;
+	bool ended;
+	struct live_run *older; /* runs that ended before this one */
+};
+
+static void
+on_tick(struct loop *loop, void *data)
+{
+	ui_dirty(data);
+}
+
+static void
+on_event(void *data, const struct event *ev)
+{
+	struct live_run *lr = data;
+	struct ui *ui = lr->ui;
+
+	if (ev->type == EV_RUN_END) {
+		const struct test_counts *c = &ev->u.end.counts;
+
+		lr->ended = true;
+		ui->exit_code = ev->u.end.exit_code;
+		if (ui->tick_timer) {
+			loop_del_timer(ui->loop, ui->tick_timer);
+			ui->tick_timer = 0;
+		}
+		if (ev->u.end.interrupted)
+			ui_msg(ui, true, "the run was stopped: %u passed, %u failed, %u not run",
+			       c->passed, c->failed + c->crashed + c->hung, c->notrun);
+		else
+			ui_msg(ui, c->failed + c->crashed + c->hung > 0,
+			       "the run has ended: %u passed, %u failed, %u not run; Enter on a "
+			       "test shows its details",
+			       c->passed, c->failed + c->crashed + c->hung, c->notrun);
+	}
+	/* drawing is rate-limited: a burst of kernel-log lines is one frame */
+	ui_dirty(ui);
+}
+
+bool
+ui_run_active(const struct ui *ui)
+{
+	return ui->live && !ui->live->ended;
+}
+
+void
+ui_run_stop(struct ui *ui)
+{
+	if (!ui_run_active(ui))
+		return;
+	ui_msg(ui, false, "stopping the run...");
+	engine_cancel(ui->live->e);
+}
+
+static void
+live_free_one(struct live_run *lr)
+{
+	engine_free(lr->e);
+	event_bus_release(&lr->bus);
+	run_model_release(lr->m);
+	free(lr->m);
+	free(lr);
+}
+
+void
+ui_run_free(struct ui *ui)
+{
+	struct live_run *lr = ui->live;
+	uint64_t deadline;
+
+	if (ui_run_active(ui)) {
+		ui_run_stop(ui);
+		deadline = loop_now_ms() + STOP_WAIT_MS;
+		while (!lr->ended && !engine_done(lr->e) && loop_now_ms() < deadline)
+			loop_run_once(ui->loop, 200);
+	}
+	if (ui->tick_timer) {
+		loop_del_timer(ui->loop, ui->tick_timer);
+		ui->tick_timer = 0;
+	}
+	/* the views that show these models go first */
+	while (ui->depth)
+		ui_pop(ui);
+	while (lr) {
+		struct live_run *older = lr->older;
+
+		live_free_one(lr);
+		lr = older;
+	}
+	ui->live = NULL;
+}
+
+bool
+ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const struct strvec *tests)
+{
+	const struct profiles *prof = ui_profiles(ui);
+	struct live_run *lr;
+	char *full;
+
+	if (ui_run_active(ui)) {
+		ui_msg(ui, true, "a run is going already");
+		return false;
+	}
+	if (!prof) {
+		ui_msg(ui, true, "%s", ui->profiles_error);
+		return false;
+	}
+	lr = xcalloc(1, sizeof(*lr));
+	lr->ui = ui;
+	lr->m = xmalloc(sizeof(*lr->m));
+	run_model_init(lr->m);
+	if (tests) {
+		const char *config = plan->configs.n ? plan->configs.v[0] : NULL;
+
+		for (size_t c = 0; c < (plan->configs.n ? plan->configs.n : 1); c++) {
+			if (plan->configs.n)
+				config = plan->configs.v[c];
+			for (size_t i = 0; i < tests->n; i++)
+				run_model_add_pending(lr->m, config, tests->v[i], -1);
+		}
+	}
+	event_bus_add(&lr->bus, run_model_listener(lr->m));
+	event_bus_add(&lr->bus, (struct listener){ .on_event = on_event, .data = lr });
+	if (engine_new(plan, prof, ui->loop, &lr->bus, &lr->e) != OK) {
+		ui_msg(ui, true, "cannot start the run: %s", error_msg());
+		event_bus_release(&lr->bus);
+		run_model_release(lr->m);
+		free(lr->m);
+		free(lr);
+		return false;
+	}
+	if (engine_start(lr->e) != OK) {
+		ui_msg(ui, true, "cannot start the run: %s", error_msg());
+		live_free_one(lr);
+		return false;
+	}
+	lr->older = ui->live;
+	ui->live = lr;
+	if (!ui->tick_timer)
+		ui->tick_timer = loop_add_timer(ui->loop, 1000, true, on_tick, ui);
+	full = xasprintf("fswb \xc2\xb7 %s", title ? title : "run");
+	runview_open(ui, lr->m, false, true, full, engine_run_dir(lr->e));
+	free(full);
+	return true;
+}
+
+bool
+ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test)
+{
+	struct plan plan;
+	struct strvec one = STRVEC_INIT;
+	char *path = run_dir ? path_join(run_dir, "plan.json") : NULL, *title;
+	bool ok;
+
+	plan_init(&plan);
+	if (!path || !path_exists(path) || plan_load(path, &plan) != OK) {
+		char *cfg = fswb_dir(DIR_CONFIG);
+		char *last = path_join(cfg, "last-plan.json");
+
+		plan_release(&plan);
+		plan_init(&plan);
+		if (!path_exists(last) || plan_load(last, &plan) != OK) {
+			plan_release(&plan);
+			plan_init(&plan);
+		}
+		free(cfg);
+		free(last);
+	}
+	free(path);
+	if (config) {
+		strvec_clear(&plan.configs);
+		strvec_push(&plan.configs, config);
+	}
+	free(plan.tests.preset);
+	plan.tests.preset = NULL;
+	strvec_clear(&plan.tests.groups);
+	strvec_clear(&plan.tests.xgroups);
+	strvec_clear(&plan.tests.tests);
+	strvec_clear(&plan.tests.exclude);
+	strvec_clear(&plan.tests.exclude_files);
+	strvec_push(&plan.tests.tests, test);
+	plan_defaults(&plan);
+	strvec_push(&one, test);
+	title = xasprintf("%s%s%s alone", config ? config : "", config ? " \xc2\xb7 " : "", test);
+	ok = ui_run_start(ui, &plan, title, &one);
+	free(title);
+	strvec_clear(&one);
+	plan_release(&plan);
+	return ok;
+}

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The run view: stages, the test list, the progress bar with counts and
+ * ETA, and the kernel log beside (or below) it with follow mode and
+ * scrollback. It draws a run_model, which events fill, live or replayed.
+ * Every frame draws only what is on screen, so its cost does not grow with
+ * the number of tests or log lines.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/util.h"
+#include "ui/text.h"
+#include "ui/ui_int.h"
+
+struct runview {
+	struct run_model *m;
+	bool owned, live;
+	char *title, *run_dir;
+	struct listpos lp;
+	bool focus_log;
+	bool follow;	   /* the log shows its newest lines */
+	uint64_t log_top;  /* when not following: the seq of the top line */
+	bool track;	   /* the selection follows the running test */
+	bool hide_console; /* only the kernel's lines */
+	bool log_only;	   /* the log takes the whole body */
+	int hskip;	   /* columns scrolled right in the log */
+	struct run_layout lay;
+	int body_y, body_h;
+};
+
+static uint64_t
+wall_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the test list ---- */
+
+static void
+test_mark(const struct ui *ui, const struct rm_test *t, const char **mark, enum role *role)
+{
+	if (t->state == RM_RUNNING) {
+		*mark = ui->g.running;
+		*role = R_RUN;
+		return;
+	}
+	if (t->state == RM_PENDING) {
+		*mark = ui->g.pending;
+		*role = R_DIM;
+		return;
+	}
+	switch (t->status) {
+	case TS_PASS:
+		*mark = ui->g.pass;
+		*role = R_PASS;
+		break;
+	case TS_NOTRUN:
+		*mark = ui->g.notrun;
+		*role = R_NOTRUN;
+		break;
+	case TS_EXPUNGED:
+		*mark = ui->g.expunged;
+		*role = R_DIM;
+		break;
+	default:
+		*mark = ui->g.fail;
+		*role = R_FAIL;
+		break;
+	}
+}
+
+/* The words after the time: the previous time, or why it did not pass. */
+static void
+test_words(const struct rm_test *t, uint64_t now, char *buf, size_t len)
+{
+	char d[32];
+
+	buf[0] = 0;
+	if (t->state == RM_RUNNING) {
+		snprintf(buf, len, "running");
+		return;
+	}
+	if (t->state == RM_PENDING) {
+		if (t->prev >= 0)
+			snprintf(buf, len, "(%s)", format_duration(t->prev, d, sizeof(d)));
+		return;
+	}
+	switch (t->status) {
+	case TS_PASS:
+		if (t->prev >= 0)
+			snprintf(buf, len, "(%s)", format_duration(t->prev, d, sizeof(d)));
+		break;
+	case TS_NOTRUN:
+		snprintf(buf, len, "not run");
+		break;
+	case TS_EXPUNGED:
+		snprintf(buf, len, "excluded");
+		break;
+	case TS_CRASHED:
+		snprintf(buf, len, "crashed");
+		break;
+	case TS_HUNG:
+		snprintf(buf, len, "hung");
+		break;
+	case TS_FAIL:
+		for (int b = 0; b < FAIL_REASON_COUNT; b++)
+			if (t->reasons & (1u << b)) {
+				snprintf(buf, len, "%s", fail_reason_key((enum fail_reason_bit)b));
+				return;
+			}
+		snprintf(buf, len, "failed");
+		break;
+	default:
+		break;
+	}
+}
+
+static bool
+several_configs(const struct run_model *m)
+{
+	for (size_t i = 1; i < m->ntests; i++) {
+		const char *a = m->tests[0].config, *b = m->tests[i].config;
+
+		if ((a == NULL) != (b == NULL) || (a && strcmp(a, b)))
+			return true;
+	}
+	return false;
+}
+
+static void
+draw_tests(struct ui *ui, struct runview *rv, const struct pane *p)
+{
+	struct run_model *m = rv->m;
+	uint64_t now = rv->live ? wall_now_ms() : m->last_ms;
+	bool cfgs = several_configs(m);
+	int namew = 12;
+
+	if (m->ntests == 0) {
+		const char *what = m->ended ? "No test ran." : "Tests appear here once they start.";
+
+		ui_put(ui, p->y + 1, p->x + 2, p->w - 3, R_DIM, what);
+		return;
+	}
+	for (size_t i = 0; i < m->ntests; i++) {
+		int w = text_width(m->tests[i].name, ui->ascii);
+
+		if (cfgs && m->tests[i].config)
+			w += 1 + text_width(m->tests[i].config, ui->ascii);
+		if (w > namew)
+			namew = w;
+		if (i > 2000)
+			break; /* good enough: the width only pads */
+	}
+	if (namew > p->w - 18)
+		namew = p->w - 18;
+	if (namew < 8)
+		namew = 8;
+	listpos_fix(&rv->lp, m->ntests, (size_t)p->h);
+	for (int row = 0; row < p->h; row++) {
+		size_t i = rv->lp.top + (size_t)row;
+		const struct rm_test *t;
+		const char *mark;
+		enum role role;
+		char secs[32], words[64], name[256];
+		bool sel;
+		int x = p->x;
+
+		if (i >= m->ntests)
+			break;
+		t = &m->tests[i];
+		sel = i == rv->lp.sel;
+		test_mark(ui, t, &mark, &role);
+		if (cfgs && t->config)
+			snprintf(name, sizeof(name), "%s %s", t->config, t->name);
+		else
+			snprintf(name, sizeof(name), "%s", t->name);
+		secs[0] = 0;
+		if (t->state == RM_DONE && t->seconds >= 0)
+			format_duration(t->seconds, secs, sizeof(secs));
+		else if (t->state == RM_RUNNING && t->start_ms && now > t->start_ms)
+			format_duration((double)(now - t->start_ms) / 1000.0, secs, sizeof(secs));
+		test_words(t, now, words, sizeof(words));
+		if (sel)
+			ui_fill(ui, p->y + row, p->x, p->w, rv->focus_log ? R_DIM : R_SEL);
+		if (sel && !rv->focus_log) {
+			attron(A_REVERSE);
+			ui_put(ui, p->y + row, x + 1, 1, R_NORMAL, mark);
+			ui_put(ui, p->y + row, x + 3, namew, R_NORMAL, name);
+			ui_putf(ui, p->y + row, x + 4 + namew, p->w - namew - 4, R_NORMAL,
+				"%6s  %s", secs, words);
+			attroff(A_REVERSE);
+			continue;
+		}
+		ui_put(ui, p->y + row, x + 1, 1, role, mark);
+		ui_put(ui, p->y + row, x + 3, namew, t->state == RM_PENDING ? R_DIM : R_NORMAL,
+		       name);
+		ui_putf(ui, p->y + row, x + 4 + namew, 7, R_NORMAL, "%6s", secs);
+		ui_put(ui, p->y + row, x + 12 + namew, p->w - namew - 12,
+		       t->state == RM_DONE && t->status != TS_PASS ? role : R_DIM, words);
+	}
+}
+
+/* ---- the kernel log ---- */
+
+static bool
+line_shown(const struct runview *rv, const struct log_line *l)
+{
+	return !(rv->hide_console && (l->flags & LOGF_CONSOLE));
+}
+
+/* Index of the first line of the last h shown lines, and how many there are. */
+static size_t
+log_tail_start(const struct runview *rv, int h, int *count)
+{
+	const struct logring *r = &rv->m->log;
+	size_t i = r->n;
+	int got = 0;
+
+	while (i > 0 && got < h) {
+		i--;
+		if (line_shown(rv, logring_get(r, i)))
+			got++;
+	}
+	*count = got;
+	return i;
+}
+
+static size_t
+log_top_index(struct runview *rv, int h)
+{
+	const struct logring *r = &rv->m->log;
+	size_t idx;
+	int count;
+
+	if (rv->follow)
+		return log_tail_start(rv, h, &count);
+	idx = logring_index_of(r, rv->log_top);
+	if (idx == (size_t)-1) {
+		/* dropped from the ring: the oldest held */
+		idx = 0;
+		rv->log_top = r->n ? logring_get(r, 0)->seq : 0;
+	}
+	return idx;
+}
+
+static enum role
+line_role(unsigned flags)
+{
+	if (flags & (KMSG_BUG | KMSG_OOPS | KMSG_PANIC))
+		return R_BAD;
+	if (flags & (KMSG_WARNING | KMSG_LOCKDEP | KMSG_OTHER_BAD))
+		return R_WARN;
+	if (flags & KMSG_MARKER)
+		return R_MARK;
+	if (flags & LOGF_CONSOLE)
+		return R_DIM;
+	return R_NORMAL;
+}
+
+static void
+draw_log(struct ui *ui, struct runview *rv, const struct pane *p)
+{
+	const struct logring *r = &rv->m->log;
+	size_t i = log_top_index(rv, p->h);
+	int row = 0;
+	const char *state;
+	char buf[64];
+
+	if (r->n == 0) {
+		ui_put(ui, p->y + 1, p->x + 1, p->w - 2, R_DIM,
+		       "The kernel log appears here once a guest boots.");
+		return;
+	}
+	for (; i < r->n && row < p->h; i++) {
+		const struct log_line *l = logring_get(r, i);
+		enum role role;
+		int x = p->x + 1, w = p->w - 1;
+
+		if (!line_shown(rv, l))
+			continue;
+		role = line_role(l->flags);
+		if (l->flags & KMSG_MARKER) {
+			x += ui_put(ui, p->y + row, x, w, R_MARK, ui->g.mark) + 1;
+			w = p->x + p->w - x;
+		}
+		if (role == R_BAD || role == R_WARN)
+			ui_fill(ui, p->y + row, x, w, role == R_BAD ? R_BAD : R_NORMAL);
+		ui_put_slice(ui, p->y + row, x, w, rv->hskip, role, l->text);
+		row++;
+	}
+	if (rv->follow)
+		snprintf(buf, sizeof(buf), " follow %s ", ui->g.follow);
+	else
+		snprintf(buf, sizeof(buf), " scrolled (f follows) ");
+	state = buf;
+	if (p->w > 30) {
+		int w = text_width(state, ui->ascii);
+
+		ui_put(ui, p->y + p->h - 1, p->x + p->w - w, w, rv->follow ? R_DIM : R_WARN, state);
+	}
+}
+
+static void
+log_scroll(struct runview *rv, int delta, int h)
+{
+	const struct logring *r = &rv->m->log;
+	size_t i = log_top_index(rv, h), tail;
+	int count;
+
+	if (!r->n)
+		return;
+	tail = log_tail_start(rv, h, &count);
+	while (delta < 0 && i > 0) {
+		i--;
+		if (line_shown(rv, logring_get(r, i)))
+			delta++;
+	}
+	while (delta > 0 && i < tail) {
+		i++;
+		if (i < r->n && line_shown(rv, logring_get(r, i)))
+			delta--;
+	}
+	if (i >= tail) {
+		rv->follow = true;
+		return;
+	}
+	rv->follow = false;
+	rv->log_top = logring_get(r, i)->seq;
+}
+
+/* ---- the top: title, progress, stages ---- */
+
+static void
+draw_progress(struct ui *ui, struct runview *rv, int y)
+{
+	struct run_model *m = rv->m;
+	struct strbuf sb = STRBUF_INIT, bar = STRBUF_INIT;
+	size_t total = m->total > m->ntests ? m->total : m->ntests;
+	uint64_t now = rv->live && !m->ended ? wall_now_ms() : m->last_ms;
+	unsigned failed = m->counts.failed + m->counts.crashed + m->counts.hung;
+	char eta[32];
+	int bw, x;
+
+	strbuf_addf(&sb, "%zu/%zu   %s %u  %s %u  %s %u", m->done, total, ui->g.pass,
+		    m->counts.passed, ui->g.fail, failed, ui->g.notrun, m->counts.notrun);
+	if (m->ended)
+		strbuf_addf(&sb, "   %s", m->interrupted ? "stopped" : "done");
+	else if (m->begun)
+		strbuf_addf(&sb, "   ETA %s", format_eta(run_model_eta(m, now), eta, sizeof(eta)));
+	bw = ui->cols - text_width(sb.buf, ui->ascii) - 4;
+	if (bw > 40)
+		bw = 40;
+	x = 1;
+	if (bw >= 8) {
+		progress_bar(m->done, total, bw, ui->g.bar_full, ui->g.bar_empty, &bar);
+		ui_put(ui, y, x, bw, failed ? R_FAIL : R_PASS, bar.buf);
+		x += bw + 2;
+	}
+	ui_put(ui, y, x, ui->cols - x - 1, R_NORMAL, sb.buf);
+	strbuf_release(&sb);
+	strbuf_release(&bar);
+}
+
+static void
+draw_stages(struct ui *ui, struct runview *rv, int y)
+{
+	struct run_model *m = rv->m;
+	int x = 1;
+
+	if (!m->nstages) {
+		ui_put(ui, y, 1, ui->cols - 2, R_DIM,
+		       m->begun ? "starting..." : "waiting to start");
+		return;
+	}
+	for (size_t i = 0; i < m->nstages && x < ui->cols - 2; i++) {
+		const struct rm_stage *s = &m->stages[i];
+		const char *mark = s->state == RM_STAGE_OK	 ? ui->g.ok
+				   : s->state == RM_STAGE_FAILED ? ui->g.no
+								 : ui->g.running;
+		enum role role = s->state == RM_STAGE_OK       ? R_PASS
+				 : s->state == RM_STAGE_FAILED ? R_FAIL
+							       : R_RUN;
+
+		x += ui_put(ui, y, x, ui->cols - x - 1, R_NORMAL, s->name) + 1;
+		x += ui_put(ui, y, x, ui->cols - x - 1, role, mark);
+		if (s->state == RM_STAGE_RUNNING) {
+			char pct[16] = "";
+
+			if (s->fraction >= 0)
+				snprintf(pct, sizeof(pct), " %.0f%%", s->fraction * 100);
+			x += ui_putf(ui, y, x, ui->cols - x - 1, R_RUN, "%s%s%s", pct,
+				     s->detail ? " " : "", s->detail ? s->detail : "");
+		} else if (s->state == RM_STAGE_FAILED && s->message) {
+			x += 1 + ui_put(ui, y, x + 1, ui->cols - x - 2, R_FAIL, s->message);
+		}
+		x += 3;
+	}
+}
+
+static void
+runview_draw(struct ui *ui, struct view *v)
+{
+	struct runview *rv = v->priv;
+	struct run_model *m = rv->m;
+	uint64_t now = rv->live && !m->ended ? wall_now_ms() : m->last_ms;
+	char clock[32], right[64];
+	int body_y = 4, body_h = ui->rows - 6;
+	static const struct keybar_item keys[] = {
+		{ "Enter", "details", K_ENTER },
+		{ "Tab", "pane", K_TAB },
+		{ "f", "follow", 'f' },
+		{ "l", "log", 'l' },
+		{ "r", "rerun", 'r' },
+		{ "?", "docs", '?' },
+		{ "q", "back", 'q' },
+	};
+	static const struct keybar_item live_keys[] = {
+		{ "Enter", "details", K_ENTER },
+		{ "Tab", "pane", K_TAB },
+		{ "f", "follow", 'f' },
+		{ "l", "log", 'l' },
+		{ "c", "console", 'c' },
+		{ "?", "docs", '?' },
+		{ "q", "stop", 'q' },
+	};
+
+	snprintf(right, sizeof(right), "%s %s",
+		 format_clock(run_model_elapsed(m, now), clock, sizeof(clock)),
+		 m->ended ? "total" : "elapsed");
+	ui_put(ui, 0, 1, ui->cols - 16, R_TITLE, rv->title);
+	ui_put(ui, 0, ui->cols - (int)strlen(right) - 1, (int)strlen(right), R_DIM, right);
+	draw_progress(ui, rv, 1);
+	draw_stages(ui, rv, 2);
+	ui_hline(ui, 3, 0, ui->cols);
+	if (m->messages.n) {
+		const char *msg = m->messages.v[m->messages.n - 1];
+
+		int w = ui_put(ui, 3, 2, ui->cols - 4,
+			       str_startswith(msg, "error") ? R_FAIL : R_WARN, msg);
+
+		ui_put(ui, 3, 1, 1, R_NORMAL, " ");
+		ui_put(ui, 3, 2 + w, 1, R_NORMAL, " ");
+	}
+	if (body_h < 2)
+		body_h = 2;
+	rv->body_y = body_y;
+	rv->body_h = body_h;
+	if (rv->log_only) {
+		rv->lay.side_by_side = true;
+		rv->lay.tests = (struct pane){ body_y, 0, body_h, 0 };
+		rv->lay.log = (struct pane){ body_y, 0, body_h, ui->cols };
+		draw_log(ui, rv, &rv->lay.log);
+	} else {
+		run_layout(body_y, body_h, ui->cols, &rv->lay);
+		if (rv->track && m->running >= 0)
+			rv->lp.sel = (size_t)m->running;
+		draw_tests(ui, rv, &rv->lay.tests);
+		if (rv->lay.side_by_side)
+			ui_vline(ui, body_y, rv->lay.sep, body_h);
+		else
+			ui_hline(ui, rv->lay.sep, 0, ui->cols);
+		draw_log(ui, rv, &rv->lay.log);
+	}
+	ui_hline(ui, ui->rows - 2, 0, ui->cols);
+	if (ui->message) {
+		int w = ui_put(ui, ui->rows - 2, 1, ui->cols - 3,
+			       ui->message_error ? R_FAIL : R_BOLD, ui->message);
+
+		ui_put(ui, ui->rows - 2, 1 + w, 1, R_NORMAL, " ");
+	}
+	if (rv->live && !m->ended)
+		ui_keybar(ui, live_keys, ARRAY_SIZE(live_keys));
+	else
+		ui_keybar(ui, keys, ARRAY_SIZE(keys));
+}
+
+static void
+stop_answer(struct ui *ui, bool yes)
+{
+	if (yes)
+		ui_run_stop(ui);
+}
+
+static enum reaction
+runview_key(struct ui *ui, struct view *v, int key)
+{
+	struct runview *rv = v->priv;
+	struct run_model *m = rv->m;
+	enum list_move mv;
+
+	if (ui_list_key(key, &mv)) {
+		if (rv->focus_log || rv->log_only) {
+			int h = rv->lay.log.h;
+			int d = mv == LM_UP	? -1
+				: mv == LM_DOWN ? 1
+				: mv == LM_PGUP ? -(h - 1)
+				: mv == LM_PGDN ? h - 1
+				: mv == LM_HOME ? -(int)m->log.n
+						: (int)m->log.n;
+
+			log_scroll(rv, d, h);
+		} else {
+			listpos_move(&rv->lp, mv, m->ntests, (size_t)rv->lay.tests.h);
+			rv->track = false;
+		}
+		return REACT_REDRAW;
+	}
+	switch (key) {
+	case K_TAB:
+	case K_BTAB:
+		rv->focus_log = !rv->focus_log;
+		return REACT_REDRAW;
+	case 'f':
+		rv->follow = !rv->follow;
+		if (!rv->follow) {
+			size_t i = log_top_index(rv, rv->lay.log.h);
+
+			rv->follow = false;
+			if (i < m->log.n)
+				rv->log_top = logring_get(&m->log, i)->seq;
+		} else {
+			rv->track = rv->live;
+		}
+		return REACT_REDRAW;
+	case 'l':
+		rv->log_only = !rv->log_only;
+		return REACT_REDRAW;
+	case 'c':
+		rv->hide_console = !rv->hide_console;
+		ui_msg(ui, false, "%s",
+		       rv->hide_console ? "kernel log only" : "console lines shown");
+		return REACT_REDRAW;
+	case '>':
+		rv->hskip += 20;
+		return REACT_REDRAW;
+	case '<':
+		rv->hskip = rv->hskip > 20 ? rv->hskip - 20 : 0;
+		return REACT_REDRAW;
+	case K_ENTER:
+		if (rv->lp.sel < m->ntests)
+			detail_open(ui, m, rv->lp.sel, rv->run_dir, rv->live);
+		return REACT_REDRAW;
+	case 'r':
+		if (rv->lp.sel < m->ntests) {
+			if (ui_run_active(ui)) {
+				ui_msg(ui, true, "a run is going: rerun a test when it has ended");
+				return REACT_REDRAW;
+			}
+			ui_run_test_again(ui, rv->run_dir, m->tests[rv->lp.sel].config,
+					  m->tests[rv->lp.sel].name);
+		}
+		return REACT_REDRAW;
+	case 's':
+		ui_msg(ui, true, "a shell in the guest is not available yet");
+		return REACT_REDRAW;
+	case 'h':
+		history_open(ui);
+		return REACT_REDRAW;
+	case 'q':
+	case K_ESC:
+		if (rv->live && ui_run_active(ui)) {
+			ui_ask(ui, "Stop the run?", stop_answer);
+			return REACT_REDRAW;
+		}
+		return REACT_BACK;
+	default:
+		return REACT_PASS;
+	}
+}
+
+static enum reaction
+runview_click(struct ui *ui, struct view *v, int y, int x, bool dbl)
+{
+	struct runview *rv = v->priv;
+	const struct pane *t = &rv->lay.tests, *l = &rv->lay.log;
+	size_t row;
+
+	if (!rv->log_only && y >= t->y && y < t->y + t->h && x >= t->x && x < t->x + t->w) {
+		rv->focus_log = false;
+		if (listpos_hit(&rv->lp, rv->m->ntests, (size_t)(y - t->y), &row)) {
+			bool again = row == rv->lp.sel;
+
+			rv->lp.sel = row;
+			rv->track = false;
+			if (dbl || again)
+				return runview_key(ui, v, K_ENTER);
+		}
+		return REACT_REDRAW;
+	}
+	if (y >= l->y && y < l->y + l->h && x >= l->x) {
+		rv->focus_log = true;
+		return REACT_REDRAW;
+	}
+	return REACT_NONE;
+}
+
+static void
+runview_free(struct view *v)
+{
+	struct runview *rv = v->priv;
+
+	if (rv->owned) {
+		run_model_release(rv->m);
+		free(rv->m);
+	}
+	free(rv->title);
+	free(rv->run_dir);
+	free(rv);
+}
+
+static const struct view_ops runview_ops = {
+	.name = "run",
+	.draw = runview_draw,
+	.key = runview_key,
+	.click = runview_click,
+	.free = runview_free,
+	.docs = "first-run.md",
+};
+
+void
+runview_open(struct ui *ui, struct run_model *m, bool owned, bool live, const char *title,
+	     const char *run_dir)
+{
+	struct runview *rv = xcalloc(1, sizeof(*rv));
+
+	rv->m = m;
+	rv->owned = owned;
+	rv->live = live;
+	rv->title = xstrdup(title ? title : "fswb");
+	rv->run_dir = run_dir ? xstrdup(run_dir) : NULL;
+	rv->follow = true;
+	rv->track = live;
+	if (!live) {
+		/* a finished run: start at its first failure, if any */
+		for (size_t i = 0; i < m->ntests; i++)
+			if (m->tests[i].state == RM_DONE && m->tests[i].status != TS_PASS &&
+			    m->tests[i].status != TS_NOTRUN && m->tests[i].status != TS_EXPUNGED) {
+				rv->lp.sel = i;
+				break;
+			}
+	}
+	ui_push(ui, &runview_ops, rv);
+}

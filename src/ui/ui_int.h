@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Inside the TUI: the display, the view stack and what the views share.
+ * Only src/ui includes curses.
+ *
+ * A view is a struct view_ops (one file per view, as in tig) and its
+ * private data. The top of the stack is drawn and gets the keys. Views
+ * never act on the world directly for long: a key handler returns a
+ * reaction (redraw, back, quit) and the main loop does the rest; the live
+ * run is started and stopped through ui_run_start()/ui_run_stop().
+ *
+ * Drawing is rate-limited: ui_dirty() asks for a frame, at most one per
+ * UI_FRAME_MS; nothing is drawn while nothing changes.
+ */
+#ifndef FSWB_UI_UI_INT_H
+#define FSWB_UI_UI_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* before curses.h, whose OK macro would clash with enum status */
+#include "core/loop.h"
+#include "core/plan.h"
+#include "core/profile.h"
+#include "core/status.h"
+#include "ui/layout.h"
+#include "ui/runmodel.h"
+
+#include <curses.h>
+
+#define UI_FRAME_MS  50
+#define UI_MAX_VIEWS 16
+
+/* Keys: characters are their code points; curses' function keys are moved above Unicode. */
+#define UIK(k)	  (0x110000 + (k))
+#define K_UP	  UIK(KEY_UP)
+#define K_DOWN	  UIK(KEY_DOWN)
+#define K_LEFT	  UIK(KEY_LEFT)
+#define K_RIGHT	  UIK(KEY_RIGHT)
+#define K_PGUP	  UIK(KEY_PPAGE)
+#define K_PGDN	  UIK(KEY_NPAGE)
+#define K_HOME	  UIK(KEY_HOME)
+#define K_END	  UIK(KEY_END)
+#define K_ENTER	  '\n'
+#define K_ESC	  27
+#define K_TAB	  '\t'
+#define K_BTAB	  UIK(KEY_BTAB)
+#define K_BS	  UIK(KEY_BACKSPACE)
+#define K_DEL	  UIK(KEY_DC)
+#define K_F1	  UIK(KEY_F(1))
+#define K_RESIZE  UIK(KEY_RESIZE)
+#define K_CTRL(c) ((c)&0x1f)
+
+enum role {
+	R_NORMAL,
+	R_TITLE,
+	R_DIM,
+	R_SEL,
+	R_PASS,
+	R_FAIL,
+	R_NOTRUN,
+	R_RUN,
+	R_WARN,
+	R_BAD,
+	R_MARK,
+	R_ADD,
+	R_DEL,
+	R_HUNK,
+	R_HEAD,
+	R_CODE,
+	R_LINK,
+	R_KEY,
+	R_BOLD,
+	R_COUNT
+};
+
+struct glyphs {
+	const char *hline, *vline, *cross_down, *cross_up;
+	const char *pass, *fail, *notrun, *running, *pending, *expunged;
+	const char *sel, *bar_full, *bar_empty, *ok, *warn, *no;
+	const char *follow, *arrow, *bullet, *mark, *dot, *ellipsis;
+};
+
+enum reaction {
+	REACT_NONE,
+	REACT_REDRAW,
+	REACT_BACK, /* pop this view */
+	REACT_QUIT, /* leave the TUI (asks first while a run is going) */
+	REACT_PASS, /* not handled: the global keys (?, q, Esc) apply */
+};
+
+struct ui;
+struct view;
+
+struct view_ops {
+	const char *name;
+	void (*draw)(struct ui *ui, struct view *v);
+	enum reaction (*key)(struct ui *ui, struct view *v, int key);
+	/* Optional: a click at screen row y, column x in the body (double: a double click). */
+	enum reaction (*click)(struct ui *ui, struct view *v, int y, int x, bool dbl);
+	/* Optional: the view becomes the top again (something above it was popped). */
+	void (*resume)(struct ui *ui, struct view *v);
+	void (*free)(struct view *v);
+	const char *docs; /* the docs page '?' opens */
+};
+
+struct view {
+	const struct view_ops *ops;
+	void *priv;
+};
+
+/* The run being watched live, if any (run_live.c). */
+struct live_run;
+
+struct ui {
+	struct loop *loop;
+	int rows, cols;
+	bool ascii, color;
+	struct glyphs g;
+	struct view stack[UI_MAX_VIEWS];
+	int depth;
+
+	bool dirty, drawn_once;
+	uint64_t frame_timer; /* pending one-shot, 0 when none */
+	uint64_t last_frame_ms;
+	uint64_t tick_timer; /* 1 s clock while a run is live */
+
+	struct profiles profiles;
+	bool have_profiles;
+	char *profiles_error;
+
+	/* the key bar last drawn, for clicks */
+	struct keybar_item keys[16];
+	int key_x[16], key_w[16];
+	size_t nkeys;
+
+	char *message; /* shown above the key bar until the next key */
+	bool message_error;
+
+	/* a yes/no question over everything (quit during a run) */
+	char *ask;
+	void (*ask_fn)(struct ui *ui, bool yes);
+
+	struct live_run *live;
+	int exit_code;
+	bool quit;
+};
+
+/* ---- display.c ---- */
+void ui_display_init(struct ui *ui);
+void ui_display_end(struct ui *ui);
+attr_t ui_attr(const struct ui *ui, enum role role);
+/* Sanitised text at y, x cut to width columns (ellipsis when cut); the columns drawn. */
+int ui_put(struct ui *ui, int y, int x, int width, enum role role, const char *text);
+int ui_putf(struct ui *ui, int y, int x, int width, enum role role, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+/* Like ui_put from a column skip columns into the text (horizontal scrolling). */
+int ui_put_slice(struct ui *ui, int y, int x, int width, int skip, enum role role,
+		 const char *text);
+void ui_fill(struct ui *ui, int y, int x, int width, enum role role);
+void ui_hline(struct ui *ui, int y, int x, int width);
+void ui_vline(struct ui *ui, int y, int x, int height);
+/*
+ * The frame every screen has: title (row 0: left words, right words),
+ * a rule under it and above the key bar, and the key bar. Returns the first
+ * body row; *body_h gets the body's height.
+ */
+int ui_frame(struct ui *ui, const char *left, const char *right, int *body_h);
+void ui_keybar(struct ui *ui, const struct keybar_item *items, size_t n);
+/* A message over the rule above the key bar until the next key. */
+void ui_msg(struct ui *ui, bool is_error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- ui.c ---- */
+void ui_dirty(struct ui *ui);
+void ui_push(struct ui *ui, const struct view_ops *ops, void *priv);
+void ui_pop(struct ui *ui);
+struct view *ui_top(struct ui *ui);
+void ui_ask(struct ui *ui, const char *question, void (*fn)(struct ui *ui, bool yes));
+/* Map an arrow/page key to a list move; false when it is not one. */
+bool ui_list_key(int key, enum list_move *mv);
+/* Open the docs at page (a file name in docs/getting-started, or NULL for the index). */
+void ui_open_docs(struct ui *ui, const char *page);
+/* The loaded profiles, or NULL (the message is in ui->profiles_error). */
+const struct profiles *ui_profiles(struct ui *ui);
+
+/* ---- wizard.c ---- */
+void wizard_open(struct ui *ui);
+/* The `fswb run ...` line equivalent to a plan (planutil.c). */
+
+/* ---- runview.c ---- */
+/*
+ * Show a run model. owned: the view frees the model; live: it is the live
+ * run (ui->live), keys stop it. title: the words at the top (copied).
+ * run_dir: where its artifacts are, or NULL (copied).
+ */
+void runview_open(struct ui *ui, struct run_model *m, bool owned, bool live, const char *title,
+		  const char *run_dir);
+
+/* ---- detail.c ---- */
+/* The detail of test t of model m, whose artifacts are under run_dir (may be NULL). */
+void detail_open(struct ui *ui, struct run_model *m, size_t test, const char *run_dir, bool live);
+
+/* ---- history.c ---- */
+void history_open(struct ui *ui);
+/* Open a past run (an id or a directory) in a run view; false (message shown) when it cannot. */
+bool history_open_run(struct ui *ui, const char *run);
+
+/* ---- docs.c ---- */
+void docs_open(struct ui *ui, const char *page);
+
+/* ---- run_live.c ---- */
+/*
+ * Start plan in a run view. tests (may be NULL): the tests expected, shown
+ * as pending with their earlier times. false with a message when it cannot start.
+ */
+bool ui_run_start(struct ui *ui, const struct plan *plan, const char *title,
+		  const struct strvec *tests);
+/* Whether a live run is going (begun and not ended). */
+bool ui_run_active(const struct ui *ui);
+/* Stop the live run cleanly (engine_cancel); RUN_END follows. */
+void ui_run_stop(struct ui *ui);
+/* Run one test again alone, with the live or a past run's plan. */
+bool ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test);
+void ui_run_free(struct ui *ui);
+
+#endif

@@ -1,0 +1,1552 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The wizard: welcome, kernel, filesystem, backend, tests, review. Each
+ * step fills the plan; the review shows the `fswb run` line that makes the
+ * same plan, the estimate, and starts the run. The plan is remembered in
+ * CONFIG/last-plan.json for next time.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backend.h"
+#include "backends/hostcheck.h"
+#include "core/paths.h"
+#include "core/status.h"
+#include "fstests/catalogue.h"
+#include "fstests/results.h"
+#include "kbuild/kernel.h"
+#include "ui/pager.h"
+#include "ui/planutil.h"
+#include "ui/text.h"
+#include "ui/ui_int.h"
+
+enum step { S_WELCOME, S_KERNEL, S_FS, S_BACKEND, S_TESTS, S_REVIEW, S_COUNT };
+
+static const char *const step_names[S_COUNT] = {
+	"fstests workbench", "kernel", "filesystem", "backend", "tests", "review",
+};
+static const char *const step_docs[S_COUNT] = {
+	"what-is-fstests.md", "kernels.md",	   "filesystems.md",
+	"backends.md",	      "choosing-tests.md", "first-run.md",
+};
+
+/* What the tests step offers, in order. */
+enum test_choice_kind { TC_PRESET, TC_GROUP, TC_TEST };
+
+struct test_choice {
+	enum test_choice_kind kind;
+	const char *name; /* the preset's name */
+};
+
+enum prompt_kind { P_NONE, P_KERNEL_PATH, P_CPUS, P_MEM, P_FSTESTS, P_XGROUP, P_EXCLUDE, P_SEARCH };
+
+struct wizard {
+	enum step step;
+	struct plan plan;
+	char *plan_note; /* why the last plan was not used */
+
+	/* welcome */
+	struct hostcheck hc;
+	bool hc_done, hc_full;
+	struct backend_probe probe; /* the chosen backend's */
+	bool probed;
+
+	/* kernel */
+	struct kernel_list kl;
+	bool kl_done;
+	char *kl_error;
+	struct listpos lp_kernel;
+
+	/* filesystem */
+	struct listpos lp_fs;
+
+	/* backend */
+	const char *const *backends;
+	size_t nbackends;
+	struct backend_probe *probes;
+	struct listpos lp_backend;
+
+	/* tests */
+	struct catalogue cat;
+	bool cat_done, have_cat;
+	char *cat_error;
+	struct listpos lp_tests;
+	int tests_mode; /* 0 the choices, 1 groups, 2 tests (search) */
+	struct listpos lp_pick;
+	size_t *pick; /* indexes of groups or tests matching the search */
+	size_t npick;
+
+	/* a one-line prompt */
+	enum prompt_kind prompt;
+	struct lineedit le;
+
+	/* review */
+	size_t ntests; /* selected tests, or 0 when unknown */
+	struct strvec selection;
+	double hist_per_test;
+	size_t hist_runs;
+
+	int list_h;
+};
+
+/* ---- the plan, remembered ---- */
+
+static char *
+last_plan_path(void)
+{
+	char *dir = fswb_dir(DIR_CONFIG), *p = path_join(dir, "last-plan.json");
+
+	free(dir);
+	return p;
+}
+
+static void
+load_plan(struct ui *ui, struct wizard *w)
+{
+	char *path = last_plan_path();
+	const struct profiles *prof = ui_profiles(ui);
+
+	plan_init(&w->plan);
+	if (path_exists(path)) {
+		if (plan_load(path, &w->plan) != OK ||
+		    (prof && plan_validate(&w->plan, prof, backend_names()) != OK)) {
+			w->plan_note =
+				xasprintf("the remembered choices were not used: %s", error_msg());
+			plan_release(&w->plan);
+			plan_init(&w->plan);
+		}
+	}
+	error_clear();
+	plan_defaults(&w->plan);
+	free(path);
+}
+
+static bool
+save_plan(struct ui *ui, struct wizard *w)
+{
+	char *dir = NULL, *path;
+	enum status rc;
+
+	if (fswb_dir_make(DIR_CONFIG, "", &dir) != OK) {
+		ui_msg(ui, true, "cannot remember the choices: %s", error_msg());
+		return false;
+	}
+	path = path_join(dir, "last-plan.json");
+	rc = plan_save(path, &w->plan);
+	if (rc != OK)
+		ui_msg(ui, true, "cannot remember the choices: %s", error_msg());
+	free(path);
+	free(dir);
+	return rc == OK;
+}
+
+/* ---- loading what the steps show ---- */
+
+static const struct backend_ops *
+chosen_backend(struct wizard *w)
+{
+	return backend_find(w->plan.backend ? w->plan.backend : "qemu");
+}
+
+static void
+load_welcome(struct ui *ui, struct wizard *w)
+{
+	struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
+	const struct backend_ops *ops;
+
+	if (!w->hc_done) {
+		/* the quick checks: programs and the KVM boot trial are fswb doctor's */
+		o.run_programs = false;
+		o.profiles = ui_profiles(ui);
+		memset(&w->hc, 0, sizeof(w->hc));
+		if (hostcheck_run(ui->loop, &o, &w->hc) != OK)
+			error_clear();
+		w->hc_done = true;
+	}
+	if (!w->probed && (ops = chosen_backend(w))) {
+		memset(&w->probe, 0, sizeof(w->probe));
+		if (backend_probe(ops, &w->plan, &w->probe) != OK)
+			error_clear();
+		w->probed = true;
+	}
+}
+
+static bool
+slow_here(struct wizard *w)
+{
+	return (w->probed && w->probe.slow) || (w->hc_done && w->hc.slow);
+}
+
+static void
+load_kernels(struct ui *ui, struct wizard *w)
+{
+	struct kernel_needs needs;
+	const struct profiles *prof = ui_profiles(ui);
+
+	if (w->kl_done)
+		return;
+	w->kl_done = true;
+	memset(&w->kl, 0, sizeof(w->kl));
+	if (kernel_list(ui->loop, w->plan.kernel.arch ? w->plan.kernel.arch : "x86_64", &w->kl) !=
+	    OK) {
+		w->kl_error = xstrdup(error_msg());
+		return;
+	}
+	if (!prof ||
+	    kernel_needs_init(&needs, prof, &w->plan.configs, &w->plan.kernel.debug) != OK) {
+		error_clear();
+		return;
+	}
+	for (size_t i = 0; i < w->kl.n; i++)
+		if (kernel_check(ui->loop, &w->kl.v[i], &needs) != OK)
+			error_clear();
+	kernel_needs_release(&needs);
+}
+
+static void
+load_probes(struct wizard *w)
+{
+	if (w->probes)
+		return;
+	w->backends = backend_names();
+	for (w->nbackends = 0; w->backends[w->nbackends]; w->nbackends++)
+		;
+	w->probes = xcalloc(w->nbackends + 1, sizeof(*w->probes));
+	for (size_t i = 0; i < w->nbackends; i++) {
+		const struct backend_ops *ops = backend_find(w->backends[i]);
+
+		if (!ops || backend_probe(ops, &w->plan, &w->probes[i]) != OK) {
+			error_clear();
+			w->probes[i].summary = xstrdup("cannot tell");
+		}
+	}
+}
+
+/* The fstests tree the catalogue comes from: the plan's when it is a directory. */
+static void
+load_catalogue(struct wizard *w)
+{
+	const char *src = w->plan.fstests_src;
+
+	if (w->cat_done)
+		return;
+	w->cat_done = true;
+	free(w->cat_error);
+	w->cat_error = NULL;
+	if (!src || !path_is_dir(src)) {
+		w->cat_error =
+			xstrdup(src ? "the fstests source is a URL: its groups are known "
+				      "once the appliance is built"
+				    : "fswb builds upstream fstests into the appliance: pick "
+				      "a group or a test by name after pointing at a local "
+				      "fstests tree with f");
+		return;
+	}
+	if (catalogue_load(src, &w->cat) != OK) {
+		w->cat_error = xstrdup(error_msg());
+		return;
+	}
+	w->have_cat = true;
+}
+
+static const char *
+first_fstyp(struct ui *ui, struct wizard *w)
+{
+	const struct profiles *prof = ui_profiles(ui);
+	const struct fs_config *c;
+
+	if (prof && w->plan.configs.n && (c = profiles_config(prof, w->plan.configs.v[0])))
+		return c->fstyp;
+	return "ext4";
+}
+
+/* Count the tests a plan's test choice selects (0 when it cannot be known). */
+static size_t
+count_tests(struct ui *ui, struct wizard *w, const char *preset, struct strvec *names)
+{
+	const struct profiles *prof = ui_profiles(ui);
+	struct catalogue_query q = { 0 };
+	struct catalogue_selection sel;
+	struct strvec groups = STRVEC_INIT, xgroups = STRVEC_INIT;
+	size_t n = 0;
+
+	if (!w->have_cat)
+		return 0;
+	strvec_copy(&groups, &w->plan.tests.groups);
+	strvec_copy(&xgroups, &w->plan.tests.xgroups);
+	if (preset && prof) {
+		const struct test_set *s = profiles_set(prof, preset);
+
+		if (s) {
+			strvec_clear(&groups);
+			strvec_copy(&groups, &s->groups);
+			for (size_t i = 0; i < s->xgroups.n; i++)
+				strvec_push(&xgroups, s->xgroups.v[i]);
+		}
+	}
+	q.fstyp = first_fstyp(ui, w);
+	q.tests = preset ? NULL : &w->plan.tests.tests;
+	q.groups = &groups;
+	q.xgroups = &xgroups;
+	q.exclude = &w->plan.tests.exclude;
+	q.exclude_files = &w->plan.tests.exclude_files;
+	if (catalogue_select(&w->cat, &q, &sel) == OK) {
+		n = sel.tests.n - sel.expunged.n;
+		if (names) {
+			for (size_t i = 0; i < sel.tests.n; i++)
+				if (!strvec_contains(&sel.expunged, sel.tests.v[i]))
+					strvec_push(names, sel.tests.v[i]);
+		}
+	}
+	error_clear();
+	catalogue_selection_release(&sel);
+	strvec_clear(&groups);
+	strvec_clear(&xgroups);
+	return n;
+}
+
+static int
+cmp_desc(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)b, *(char *const *)a);
+}
+
+/* Seconds per test over the last runs of the same configurations (wall clock). */
+static void
+load_history(struct wizard *w)
+{
+	char *data = fswb_dir(DIR_DATA), *runs = path_join(data, "runs");
+	struct strvec ids = STRVEC_INIT;
+	double secs = 0;
+	size_t tests = 0;
+
+	free(data);
+	w->hist_per_test = 0;
+	w->hist_runs = 0;
+	if (path_is_dir(runs)) {
+		struct strvec all = STRVEC_INIT;
+		/* the directory listing, newest first */
+		{
+			struct dirent *de;
+			DIR *d = opendir(runs);
+
+			while (d && (de = readdir(d)))
+				if (de->d_name[0] != '.')
+					strvec_push(&all, de->d_name);
+			if (d)
+				closedir(d);
+		}
+		qsort(all.v, all.n, sizeof(char *), cmp_desc);
+		for (size_t i = 0; i < all.n && w->hist_runs < 5; i++) {
+			char *dir = path_join(runs, all.v[i]), *json = path_join(dir, "run.json");
+			struct run_record rec;
+
+			run_record_init(&rec);
+			if (path_exists(json) && run_record_load(json, &rec) == OK &&
+			    rec.finished && !rec.interrupted && rec.end_ms > rec.start_ms &&
+			    rec.counts.ran && rec.nsections == w->plan.configs.n) {
+				size_t n = 0;
+
+				for (size_t s = 0; s < rec.nsections; s++)
+					n += rec.sections[s].ntests;
+				if (n) {
+					secs += (double)(rec.end_ms - rec.start_ms) / 1000.0;
+					tests += n;
+					w->hist_runs++;
+				}
+			}
+			error_clear();
+			run_record_release(&rec);
+			free(dir);
+			free(json);
+		}
+		strvec_clear(&all);
+	}
+	if (tests)
+		w->hist_per_test = secs / (double)tests;
+	strvec_clear(&ids);
+	free(runs);
+}
+
+/* ---- drawing helpers ---- */
+
+static int
+para(struct ui *ui, int y, int x, int width, int maxy, enum role role, const char *text)
+{
+	struct strvec lines = STRVEC_INIT;
+
+	text_wrap(text, width, true, &lines);
+	for (size_t i = 0; i < lines.n && y < maxy; i++)
+		ui_put(ui, y++, x, width, role, lines.v[i]);
+	strvec_clear(&lines);
+	return y;
+}
+
+static void
+frame(struct ui *ui, struct wizard *w, int *y0, int *body_h)
+{
+	char left[96], right[32];
+
+	snprintf(left, sizeof(left), "fswb %s %s", ui->g.dot, step_names[w->step]);
+	snprintf(right, sizeof(right), "step %d of %d", (int)w->step + 1, (int)S_COUNT);
+	*y0 = ui_frame(ui, left, right, body_h);
+}
+
+static void
+hint(struct ui *ui, int y0, int body_h, const char *text)
+{
+	ui_put(ui, y0 + body_h - 1, 2, ui->cols - 4, R_DIM, text);
+}
+
+static void
+draw_prompt(struct ui *ui, struct wizard *w, const char *label)
+{
+	int y = ui->rows - 2, x;
+
+	ui_fill(ui, y, 0, ui->cols, R_NORMAL);
+	x = 1 + ui_put(ui, y, 1, ui->cols - 2, R_BOLD, label);
+	x += 1;
+	ui_put(ui, y, x, ui->cols - x - 1, R_NORMAL, w->le.text.buf);
+	ui_put(ui, y, x + lineedit_cursor_col(&w->le, ui->ascii), 1, R_SEL, " ");
+}
+
+static const char *
+prompt_label(enum prompt_kind k)
+{
+	switch (k) {
+	case P_KERNEL_PATH:
+		return "kernel tree, bzImage or installed version:";
+	case P_CPUS:
+		return "CPUs per guest:";
+	case P_MEM:
+		return "memory per guest (2G, 1536M):";
+	case P_FSTESTS:
+		return "fstests tree (a directory) or git URL:";
+	case P_XGROUP:
+		return "leave out groups (check -x; commas):";
+	case P_EXCLUDE:
+		return "leave out tests (check -e; commas):";
+	case P_SEARCH:
+		return "search:";
+	default:
+		return "";
+	}
+}
+
+/* ---- step 1: welcome ---- */
+
+static void
+draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
+{
+	int y = y0 + 1, maxy = y0 + body_h - 1, width = ui->cols - 4;
+	char est[32], est2[32];
+	size_t nsmoke;
+	char *s;
+
+	load_welcome(ui, w);
+	y = para(ui, y, 2, width, maxy, R_NORMAL,
+		 "fstests is the Linux filesystem test suite. Each test exercises one behaviour "
+		 "of a filesystem and compares what happened with the expected output.");
+	y++;
+	s = xasprintf("fswb will:  pick a kernel %s pick a filesystem %s pick where to run %s "
+		      "pick the tests %s build what is missing %s run and show you",
+		      ui->g.arrow, ui->g.arrow, ui->g.arrow, ui->g.arrow, ui->g.arrow);
+	y = para(ui, y, 2, width, maxy, R_NORMAL, s);
+	free(s);
+	y++;
+	if (y < maxy)
+		ui_put(ui, y++, 2, width, R_BOLD, "This machine");
+	if (w->hc_done && w->hc.n) {
+		for (size_t i = 0; i < w->hc.n && y < maxy - 3; i++) {
+			const struct hc_finding *f = &w->hc.v[i];
+			const char *mark = f->state == HC_OK	 ? ui->g.ok
+					   : f->state == HC_WARN ? ui->g.warn
+								 : ui->g.no;
+			enum role role = f->state == HC_OK     ? R_PASS
+					 : f->state == HC_WARN ? R_WARN
+							       : R_FAIL;
+
+			if (!f->required && f->state == HC_OK && !strstr(f->name, "KVM"))
+				continue;
+			if (f->group != HC_HOST && f->group != HC_QEMU)
+				continue;
+			ui_put(ui, y, 4, 1, role, mark);
+			ui_putf(ui, y, 6, width - 4, R_NORMAL, "%s%s%s%s%s", f->name,
+				f->detail ? ": " : "", f->detail ? f->detail : "",
+				f->fix && f->state != HC_OK ? " (fix: " : "",
+				f->fix && f->state != HC_OK ? f->fix : "");
+			if (f->fix && f->state != HC_OK)
+				ui_put(ui, y, ui->cols - 3, 1, R_NORMAL, ")");
+			y++;
+		}
+	} else if (w->probed) {
+		ui_put(ui, y, 4, 1, w->probe.usable ? R_PASS : R_FAIL,
+		       w->probe.usable ? ui->g.ok : ui->g.no);
+		ui_put(ui, y++, 6, width - 4, R_NORMAL, w->probe.summary);
+	}
+	load_catalogue(w);
+	nsmoke = count_tests(ui, w, "smoke", NULL);
+	if (!nsmoke)
+		nsmoke = 12;
+	if (slow_here(w) && y < maxy - 1) {
+		s = xasprintf("KVM is not usable here: guests run under TCG emulation, about 3-10x "
+			      "slower. A smoke run takes %s instead of %s.",
+			      format_eta(estimate_run(nsmoke, 1, true, 0), est, sizeof(est)),
+			      format_eta(estimate_run(nsmoke, 1, false, 0), est2, sizeof(est2)));
+		ui_put(ui, y, 4, 1, R_WARN, ui->g.warn);
+		y = para(ui, y, 6, width - 4, maxy, R_NORMAL, s);
+		free(s);
+	} else if (y < maxy - 1) {
+		s = xasprintf("A smoke run takes %s here (d tries KVM now).",
+			      format_eta(estimate_run(nsmoke, 1, false, 0), est, sizeof(est)));
+		ui_put(ui, y, 4, 1, R_PASS, ui->g.ok);
+		y = para(ui, y, 6, width - 4, maxy, R_NORMAL, s);
+		free(s);
+	}
+	y++;
+	if (w->plan_note && y < maxy)
+		y = para(ui, y, 2, width, maxy, R_WARN, w->plan_note);
+	para(ui, y, 2, width, maxy + 1, R_NORMAL,
+	     "Press Enter to start with sensible defaults, or ? to read what fstests is.");
+}
+
+static void wizard_draw(struct ui *ui, struct view *v);
+
+static void
+wizard_draw_now(struct ui *ui)
+{
+	struct view *v = ui_top(ui);
+
+	wizard_draw(ui, v);
+	refresh();
+}
+
+static void
+doctor_details(struct ui *ui, struct wizard *w)
+{
+	struct pager *p;
+	struct textdoc *d;
+
+	load_welcome(ui, w);
+	if (!w->hc_full) {
+		struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
+
+		/* the whole check, KVM boot trial included: keys wait meanwhile */
+		o.profiles = ui_profiles(ui);
+		ui_msg(ui, false, "checking this machine (a few seconds)...");
+		erase();
+		wizard_draw_now(ui);
+		loop_mod_fd(ui->loop, 0, 0);
+		hostcheck_release(&w->hc);
+		memset(&w->hc, 0, sizeof(w->hc));
+		if (hostcheck_run(ui->loop, &o, &w->hc) != OK)
+			error_clear();
+		loop_mod_fd(ui->loop, 0, POLLIN);
+		w->hc_full = true;
+		free(ui->message);
+		ui->message = NULL;
+	}
+	p = pager_new("fswb \xc2\xb7 this machine");
+	d = pager_tab(p, "findings");
+	for (size_t i = 0; i < w->hc.n; i++) {
+		const struct hc_finding *f = &w->hc.v[i];
+
+		textdoc_addf(d,
+			     f->state == HC_OK	   ? R_PASS
+			     : f->state == HC_WARN ? R_WARN
+						   : (f->required ? R_FAIL : R_DIM),
+			     "%-8s %-7s %s%s%s", hc_group_name(f->group), hc_state_str(f->state),
+			     f->name, f->detail ? ": " : "", f->detail ? f->detail : "");
+		if (f->fix)
+			textdoc_addf(d, R_NORMAL, "                 fix: %s", f->fix);
+	}
+	if (!w->hc.n)
+		textdoc_add(d, R_DIM, "No findings.");
+	textdoc_add(d, R_NORMAL, "");
+	textdoc_add(d, R_DIM,
+		    "'fswb doctor' checks the same, and also tries a KVM boot and the versions.");
+	pager_open(ui, p, NULL, NULL);
+}
+
+/* ---- step 2: kernel ---- */
+
+static size_t
+kernel_rows(struct wizard *w)
+{
+	return 1 + w->kl.n + 1; /* automatic, the found ones, a path */
+}
+
+static void
+kernel_words(const struct kernel *k, struct strbuf *sb)
+{
+	const char *kind = k->kind == KERNEL_TREE    ? "tree"
+			   : k->kind == KERNEL_IMAGE ? "image"
+						     : "installed";
+
+	strbuf_addf(sb, "%-9s %s", kind,
+		    k->kind == KERNEL_TREE ? k->tree : (k->version ? k->version : k->image));
+	if (k->kind == KERNEL_TREE && k->version)
+		strbuf_addf(sb, " (%s%s)", k->version, k->built ? "" : ", not built");
+}
+
+static void
+kernel_check_words(const struct kernel *k, struct strbuf *sb)
+{
+	if (!k->checked)
+		strbuf_adds(sb,
+			    k->kind == KERNEL_TREE ? "configured when built" : "config unknown");
+	else if (k->report.nneeded)
+		strbuf_addf(sb, "config lacks %zu needed option%s", k->report.nneeded,
+			    k->report.nneeded == 1 ? "" : "s");
+	else
+		strbuf_adds(sb, "config ok");
+}
+
+static void
+draw_kernel(struct ui *ui, struct wizard *w, int y0, int body_h)
+{
+	size_t n;
+	char *cfgs = strvec_join(&w->plan.configs, ", ");
+
+	load_kernels(ui, w);
+	n = kernel_rows(w);
+	ui_putf(ui, y0, 2, ui->cols - 4, R_DIM, "The kernel the guest boots; checked for %s.",
+		cfgs);
+	free(cfgs);
+	w->list_h = body_h - 3;
+	listpos_fix(&w->lp_kernel, n, (size_t)w->list_h);
+	for (int row = 0; row < w->list_h; row++) {
+		size_t i = w->lp_kernel.top + (size_t)row;
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+		bool sel, chosen = false;
+		int y = y0 + 1 + row;
+
+		if (i >= n)
+			break;
+		sel = i == w->lp_kernel.sel;
+		if (i == 0) {
+			strbuf_adds(&a, "automatic (a tree here, else installed)");
+			if (w->kl.auto_index != (size_t)-1 && w->kl.auto_index < w->kl.n) {
+				const struct kernel *k = &w->kl.v[w->kl.auto_index];
+
+				strbuf_addf(&b, "now %s",
+					    k->kind == KERNEL_TREE
+						    ? k->tree
+						    : (k->version ? k->version : ""));
+			}
+			chosen = w->plan.kernel.kind == KERNEL_AUTO;
+		} else if (i <= w->kl.n) {
+			const struct kernel *k = &w->kl.v[i - 1];
+
+			kernel_words(k, &a);
+			kernel_check_words(k, &b);
+			chosen = w->plan.kernel.kind != KERNEL_AUTO && w->plan.kernel.spec &&
+				 ((k->version && !strcmp(w->plan.kernel.spec, k->version)) ||
+				  (k->tree && !strcmp(w->plan.kernel.spec, k->tree)));
+		} else {
+			strbuf_adds(&a, "another: a path or a version (p)");
+			if (w->plan.kernel.kind == KERNEL_TREE ||
+			    w->plan.kernel.kind == KERNEL_IMAGE)
+				strbuf_addf(&b, "now: %s", w->plan.kernel.spec);
+		}
+		if (sel)
+			ui_fill(ui, y, 0, ui->cols, R_SEL);
+		ui_put(ui, y, 2, 1, sel ? R_SEL : R_BOLD, chosen ? ui->g.sel : " ");
+		{
+			int aw = ui->cols >= 100 ? 60 : 42;
+
+			ui_put(ui, y, 4, aw, sel ? R_SEL : R_NORMAL, a.buf);
+			ui_put(ui, y, 5 + aw, ui->cols - aw - 6, sel ? R_SEL : R_DIM, b.buf);
+		}
+		strbuf_release(&a);
+		strbuf_release(&b);
+	}
+	if (w->kl_error)
+		ui_put(ui, y0 + body_h - 2, 2, ui->cols - 4, R_FAIL, w->kl_error);
+	hint(ui, y0, body_h,
+	     "Enter picks it. A tree is built with a config fstests can run (fswb kernel build).");
+}
+
+static void
+set_kernel_spec(struct wizard *w, const char *arg)
+{
+	free(w->plan.kernel.spec);
+	w->plan.kernel.spec = xstrdup(arg);
+	if (path_is_dir(arg))
+		w->plan.kernel.kind = KERNEL_TREE;
+	else if (path_exists(arg))
+		w->plan.kernel.kind = KERNEL_IMAGE;
+	else
+		w->plan.kernel.kind = KERNEL_INSTALLED;
+}
+
+static bool
+pick_kernel(struct ui *ui, struct wizard *w)
+{
+	size_t i = w->lp_kernel.sel;
+
+	if (i == 0) {
+		w->plan.kernel.kind = KERNEL_AUTO;
+		free(w->plan.kernel.spec);
+		w->plan.kernel.spec = NULL;
+		return true;
+	}
+	if (i <= w->kl.n) {
+		const struct kernel *k = &w->kl.v[i - 1];
+
+		free(w->plan.kernel.spec);
+		if (k->kind == KERNEL_TREE) {
+			w->plan.kernel.kind = KERNEL_TREE;
+			w->plan.kernel.spec = xstrdup(k->tree);
+		} else if (k->kind == KERNEL_IMAGE) {
+			w->plan.kernel.kind = KERNEL_IMAGE;
+			w->plan.kernel.spec = xstrdup(k->image);
+		} else {
+			w->plan.kernel.kind = KERNEL_INSTALLED;
+			w->plan.kernel.spec = k->version ? xstrdup(k->version) : NULL;
+		}
+		return true;
+	}
+	w->prompt = P_KERNEL_PATH;
+	lineedit_set(&w->le, w->plan.kernel.spec ? w->plan.kernel.spec : "");
+	return false;
+}
+
+/* ---- step 3: filesystem ---- */
+
+static void
+draw_fs(struct ui *ui, struct wizard *w, int y0, int body_h)
+{
+	const struct profiles *prof = ui_profiles(ui);
+	int lw = ui->cols >= 72 ? ui->cols / 2 - 4 : ui->cols - 2, y, x = lw + 2;
+	const struct fs_config *c;
+	char a[32], b[32];
+
+	if (!prof) {
+		para(ui, y0 + 1, 2, ui->cols - 4, y0 + body_h, R_FAIL, ui->profiles_error);
+		return;
+	}
+	w->list_h = body_h - 1;
+	listpos_fix(&w->lp_fs, prof->nconfigs, (size_t)w->list_h);
+	for (int row = 0; row < w->list_h; row++) {
+		size_t i = w->lp_fs.top + (size_t)row;
+		bool sel, chosen;
+
+		if (i >= prof->nconfigs)
+			break;
+		c = &prof->configs[i];
+		sel = i == w->lp_fs.sel;
+		chosen = strvec_contains(&w->plan.configs, c->name);
+		if (sel)
+			ui_fill(ui, y0 + row, 0, lw, R_SEL);
+		ui_put(ui, y0 + row, 1, 1, sel ? R_SEL : R_BOLD, chosen ? ui->g.sel : " ");
+		ui_put(ui, y0 + row, 3, 16, sel ? R_SEL : (chosen ? R_BOLD : R_NORMAL), c->name);
+		ui_put(ui, y0 + row, 20, lw - 21, sel ? R_SEL : R_DIM, c->description);
+	}
+	if (ui->cols < 72 || w->lp_fs.sel >= prof->nconfigs)
+		goto hint;
+	c = &prof->configs[w->lp_fs.sel];
+	ui_vline(ui, y0, lw + 1, body_h - 1);
+	y = y0;
+	ui_put(ui, y++, x + 1, ui->cols - x - 2, R_BOLD, c->name);
+	y = para(ui, y, x + 1, ui->cols - x - 2, y0 + body_h - 6, R_NORMAL, c->description);
+	y++;
+	ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL, "mkfs   %s",
+		*c->mkfs_options ? c->mkfs_options : "(defaults)");
+	ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL, "mount  %s",
+		*c->mount_options ? c->mount_options : "(defaults)");
+	if (c->pool_devices)
+		ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL,
+			"disks  TEST %s, SCRATCH pool %u x %s",
+			format_size(c->test_size, a, sizeof(a)), c->pool_devices,
+			format_size(c->scratch_size, b, sizeof(b)));
+	else
+		ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL, "disks  TEST %s, SCRATCH %s",
+			format_size(c->test_size, a, sizeof(a)),
+			format_size(c->scratch_size, b, sizeof(b)));
+	if (c->logdev_size || c->rtdev_size)
+		ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL, "       %s%s %s%s",
+			c->logdev_size ? "LOG " : "",
+			c->logdev_size ? format_size(c->logdev_size, a, sizeof(a)) : "",
+			c->rtdev_size ? "RT " : "",
+			c->rtdev_size ? format_size(c->rtdev_size, b, sizeof(b)) : "");
+	{
+		char *k = strvec_join(&c->kconfig, " ");
+
+		ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL, "kernel needs  %s", k);
+		free(k);
+	}
+	y++;
+	para(ui, y, x + 1, ui->cols - x - 2, y0 + body_h - 1, R_DIM,
+	     "Tip: pick several with Space to run them one after another.");
+hint:
+	hint(ui, y0, body_h, "");
+}
+
+/* ---- step 4: backend ---- */
+
+static void
+draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
+{
+	int y = y0 + 1, maxy = y0 + body_h - 1;
+	char mem[32];
+
+	load_probes(w);
+	for (size_t i = 0; i < w->nbackends && y < maxy; i++) {
+		const struct backend_ops *ops = backend_find(w->backends[i]);
+		const struct backend_probe *pr = &w->probes[i];
+		bool sel = i == w->lp_backend.sel;
+		bool chosen = w->plan.backend && !strcmp(w->plan.backend, w->backends[i]);
+
+		if (sel)
+			ui_fill(ui, y, 0, ui->cols, R_SEL);
+		ui_put(ui, y, 2, 1, sel ? R_SEL : R_BOLD, chosen ? ui->g.sel : " ");
+		ui_put(ui, y, 4, 10, sel ? R_SEL : R_BOLD, w->backends[i]);
+		ui_put(ui, y, 15, ui->cols - 16, sel ? R_SEL : R_NORMAL,
+		       ops && ops->description ? ops->description : "");
+		y++;
+		ui_put(ui, y, 6, 1, pr->usable ? (pr->slow ? R_WARN : R_PASS) : R_FAIL,
+		       pr->usable ? (pr->slow ? ui->g.warn : ui->g.ok) : ui->g.no);
+		ui_put(ui, y++, 8, ui->cols - 9, R_NORMAL, pr->summary ? pr->summary : "");
+		if (pr->why && y < maxy)
+			y = para(ui, y, 8, ui->cols - 10, maxy, R_DIM, pr->why);
+		if (pr->fix && y < maxy) {
+			char *s = xasprintf("fix: %s", pr->fix);
+
+			y = para(ui, y, 8, ui->cols - 10, maxy, R_NORMAL, s);
+			free(s);
+		}
+		y++;
+	}
+	if (y < maxy) {
+		ui_put(ui, y++, 2, ui->cols - 4, R_BOLD, "Each guest gets");
+		ui_putf(ui, y++, 4, ui->cols - 6, R_NORMAL, "%u CPUs    (c changes it)",
+			w->plan.cpus);
+		ui_putf(ui, y++, 4, ui->cols - 6, R_NORMAL, "%s memory  (m changes it)",
+			format_size(w->plan.mem, mem, sizeof(mem)));
+	}
+	hint(ui, y0, body_h, "More backends (libvirt, ssh, GCE, Android) are coming.");
+}
+
+/* ---- step 5: tests ---- */
+
+static size_t
+test_choices(struct ui *ui, struct test_choice *out, size_t max)
+{
+	const struct profiles *prof = ui_profiles(ui);
+	size_t n = 0;
+
+	for (size_t i = 0; prof && i < prof->nsets && n < max - 2; i++)
+		out[n++] = (struct test_choice){ TC_PRESET, prof->sets[i].name };
+	out[n++] = (struct test_choice){ TC_GROUP, NULL };
+	out[n++] = (struct test_choice){ TC_TEST, NULL };
+	return n;
+}
+
+static void
+refilter(struct wizard *w)
+{
+	const char *q = w->le.text.buf;
+
+	free(w->pick);
+	w->npick = 0;
+	if (!w->have_cat) {
+		w->pick = NULL;
+		return;
+	}
+	if (w->tests_mode == 1) {
+		w->pick = xcalloc(w->cat.ngroups + 1, sizeof(*w->pick));
+		for (size_t i = 0; i < w->cat.ngroups; i++)
+			if (text_contains_ci(w->cat.groups[i].name, q) ||
+			    text_contains_ci(w->cat.groups[i].description, q))
+				w->pick[w->npick++] = i;
+	} else {
+		w->pick = xcalloc(w->cat.ntests + 1, sizeof(*w->pick));
+		for (size_t i = 0; i < w->cat.ntests; i++)
+			if (text_contains_ci(w->cat.tests[i].name, q) ||
+			    text_contains_ci(w->cat.tests[i].description, q))
+				w->pick[w->npick++] = i;
+	}
+	listpos_fix(&w->lp_pick, w->npick, (size_t)(w->list_h > 0 ? w->list_h : 1));
+}
+
+static void
+draw_pick(struct ui *ui, struct wizard *w, int y0, int body_h)
+{
+	w->list_h = body_h - 3;
+	ui_putf(ui, y0, 2, ui->cols - 4, R_BOLD, "%s matching '%s': %zu",
+		w->tests_mode == 1 ? "Groups" : "Tests", w->le.text.buf, w->npick);
+	listpos_fix(&w->lp_pick, w->npick, (size_t)w->list_h);
+	for (int row = 0; row < w->list_h; row++) {
+		size_t i = w->lp_pick.top + (size_t)row;
+		bool sel;
+		int y = y0 + 1 + row;
+
+		if (i >= w->npick)
+			break;
+		sel = i == w->lp_pick.sel;
+		if (sel)
+			ui_fill(ui, y, 0, ui->cols, R_SEL);
+		if (w->tests_mode == 1) {
+			const struct catalogue_group *g = &w->cat.groups[w->pick[i]];
+
+			ui_put(ui, y, 2, 16, sel ? R_SEL : R_BOLD, g->name);
+			ui_putf(ui, y, 19, 10, sel ? R_SEL : R_DIM, "%4zu tests", g->ntests);
+			ui_put(ui, y, 31, ui->cols - 32, sel ? R_SEL : R_NORMAL, g->description);
+		} else {
+			const struct catalogue_test *t = &w->cat.tests[w->pick[i]];
+
+			ui_put(ui, y, 2, 16, sel ? R_SEL : R_BOLD, t->name);
+			ui_put(ui, y, 19, ui->cols - 20, sel ? R_SEL : R_NORMAL, t->description);
+		}
+	}
+	hint(ui, y0, body_h, "Type to narrow the list; Enter picks; Esc goes back.");
+}
+
+static void
+draw_tests(struct ui *ui, struct wizard *w, int y0, int body_h)
+{
+	const struct profiles *prof = ui_profiles(ui);
+	struct test_choice ch[16];
+	size_t n;
+	int y;
+
+	load_catalogue(w);
+	if (w->tests_mode) {
+		draw_pick(ui, w, y0, body_h);
+		return;
+	}
+	n = test_choices(ui, ch, ARRAY_SIZE(ch));
+	listpos_fix(&w->lp_tests, n, n);
+	y = y0 + 1;
+	for (size_t i = 0; i < n; i++, y++) {
+		bool sel = i == w->lp_tests.sel, chosen = false;
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+		if (ch[i].kind == TC_PRESET) {
+			const struct test_set *s = profiles_set(prof, ch[i].name);
+			size_t cnt = count_tests(ui, w, ch[i].name, NULL);
+
+			strbuf_adds(&a, ch[i].name);
+			if (cnt)
+				strbuf_addf(&b, "%zu tests: ", cnt);
+			strbuf_addf(&b, "%s", s ? s->description : "");
+			chosen = w->plan.tests.preset && !strcmp(w->plan.tests.preset, ch[i].name);
+		} else if (ch[i].kind == TC_GROUP) {
+			strbuf_adds(&a, "a group");
+			if (!w->plan.tests.preset && w->plan.tests.groups.n) {
+				char *g = strvec_join(&w->plan.tests.groups, ",");
+
+				strbuf_addf(&b, "now: -g %s (%zu tests)", g,
+					    count_tests(ui, w, NULL, NULL));
+				free(g);
+				chosen = true;
+			} else {
+				strbuf_adds(&b, "pick one from the catalogue");
+			}
+		} else {
+			strbuf_adds(&a, "one test");
+			if (!w->plan.tests.preset && w->plan.tests.tests.n) {
+				char *t = strvec_join(&w->plan.tests.tests, " ");
+
+				strbuf_addf(&b, "now: %s", t);
+				free(t);
+				chosen = true;
+			} else {
+				strbuf_adds(&b, "find it by name or description");
+			}
+		}
+		if (sel)
+			ui_fill(ui, y, 0, ui->cols, R_SEL);
+		ui_put(ui, y, 2, 1, sel ? R_SEL : R_BOLD, chosen ? ui->g.sel : " ");
+		ui_put(ui, y, 4, 10, sel ? R_SEL : R_BOLD, a.buf);
+		ui_put(ui, y, 15, ui->cols - 16, sel ? R_SEL : R_NORMAL, b.buf);
+		strbuf_release(&a);
+		strbuf_release(&b);
+	}
+	y++;
+	{
+		char *x = strvec_join(&w->plan.tests.xgroups, ",");
+		char *e = strvec_join(&w->plan.tests.exclude, ",");
+
+		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "leave out groups: %s   (x)",
+			*x ? x : "none");
+		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "leave out tests:  %s   (e)",
+			*e ? e : "none");
+		free(x);
+		free(e);
+	}
+	ui_putf(ui, y++, 2, ui->cols - 4, R_DIM, "fstests: %s   (f)",
+		w->plan.fstests_src ? w->plan.fstests_src : "upstream, built into the appliance");
+	if (w->cat_error)
+		para(ui, y + 1, 2, ui->cols - 4, y0 + body_h - 1, R_DIM, w->cat_error);
+	hint(ui, y0, body_h, "smoke is the quick check maintainers expect before a patch.");
+}
+
+/* ---- step 6: review ---- */
+
+static void
+draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int y = y0 + 1, maxy = y0 + body_h - 1;
+	char *cfgs = strvec_join(&w->plan.configs, ", ");
+	char mem[32], est[32];
+	const char *kernel;
+	double secs;
+
+	load_welcome(ui, w);
+	load_catalogue(w);
+	kernel = w->plan.kernel.kind == KERNEL_AUTO ? "automatic (the tree here, else installed)"
+		 : w->plan.kernel.spec		    ? w->plan.kernel.spec
+						    : "the installed one";
+	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "kernel      %s %s",
+		kernel_kind_str(w->plan.kernel.kind),
+		w->plan.kernel.kind == KERNEL_AUTO ? "" : kernel);
+	if (w->plan.kernel.kind == KERNEL_AUTO)
+		ui_put(ui, y - 1, 14, ui->cols - 16, R_NORMAL, kernel);
+	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "filesystem  %s", cfgs);
+	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "backend     %s %s %u CPUs %s %s%s%s",
+		w->plan.backend ? w->plan.backend : "qemu", ui->g.dot, w->plan.cpus, ui->g.dot,
+		format_size(w->plan.mem, mem, sizeof(mem)), slow_here(w) ? " \xc2\xb7 " : "",
+		slow_here(w) ? "TCG (no KVM)" : "");
+	if (w->plan.tests.preset)
+		strbuf_addf(&sb, "%s", w->plan.tests.preset);
+	if (w->plan.tests.groups.n) {
+		char *g = strvec_join(&w->plan.tests.groups, ",");
+
+		strbuf_addf(&sb, "%sgroup %s", sb.len ? ", " : "", g);
+		free(g);
+	}
+	if (w->plan.tests.tests.n) {
+		char *t = strvec_join(&w->plan.tests.tests, " ");
+
+		strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", t);
+		free(t);
+	}
+	strvec_clear(&w->selection);
+	w->ntests = count_tests(ui, w, w->plan.tests.preset, &w->selection);
+	if (w->ntests)
+		strbuf_addf(&sb, "   (%zu test%s)", w->ntests, w->ntests == 1 ? "" : "s");
+	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "tests       %s", sb.buf);
+	strbuf_reset(&sb);
+	load_history(w);
+	secs = estimate_run(w->ntests ? w->ntests : 12, w->plan.configs.n, slow_here(w),
+			    w->hist_per_test);
+	if (w->hist_runs)
+		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL,
+			"estimate    %s (from your last %zu run%s)",
+			format_eta(secs, est, sizeof(est)), w->hist_runs,
+			w->hist_runs == 1 ? "" : "s");
+	else
+		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL,
+			"estimate    %s (%s%s tests; no runs to go by yet)",
+			format_eta(secs, est, sizeof(est)), w->ntests ? "" : "about ",
+			w->ntests ? "from the count of" : "12");
+	y++;
+	ui_put(ui, y++, 2, ui->cols - 4, R_NORMAL, "The same run from a shell:");
+	plan_cmdline(&w->plan, &sb);
+	y = para(ui, y, 4, ui->cols - 6, maxy, R_CODE, sb.buf);
+	strbuf_release(&sb);
+	free(cfgs);
+	y++;
+	if (y < maxy)
+		para(ui, y, 2, ui->cols - 4, maxy, R_DIM,
+		     "What is missing (kernel build, appliance) is built first; the run view then "
+		     "shows each test as it runs.");
+	hint(ui, y0, body_h, "Enter starts. Your choices are remembered for next time.");
+}
+
+/* ---- the view ---- */
+
+static void
+wizard_draw(struct ui *ui, struct view *v)
+{
+	struct wizard *w = v->priv;
+	int y0, body_h;
+	static const struct keybar_item welcome_keys[] = {
+		{ "Enter", "next", K_ENTER }, { "?", "docs", '?' }, { "d", "doctor details", 'd' },
+		{ "h", "history", 'h' },      { "q", "quit", 'q' },
+	};
+	static const struct keybar_item list_keys[] = {
+		{ "Enter", "next", K_ENTER }, { "Esc", "back", K_ESC }, { "1-6", "step", 0 },
+		{ "?", "docs", '?' },	      { "q", "quit", 'Q' },
+	};
+	static const struct keybar_item fs_keys[] = {
+		{ "Space", "select", ' ' }, { "Enter", "next", K_ENTER }, { "Esc", "back", K_ESC },
+		{ "?", "docs", '?' },	    { "q", "quit", 'Q' },
+	};
+	static const struct keybar_item backend_keys[] = {
+		{ "Enter", "next", K_ENTER }, { "c", "CPUs", 'c' }, { "m", "memory", 'm' },
+		{ "Esc", "back", K_ESC },     { "?", "docs", '?' }, { "q", "quit", 'Q' },
+	};
+	static const struct keybar_item tests_keys[] = {
+		{ "Enter", "pick", K_ENTER }, { "x", "exclude group", 'x' },
+		{ "e", "exclude test", 'e' }, { "f", "fstests", 'f' },
+		{ "Esc", "back", K_ESC },     { "?", "docs", '?' },
+	};
+	static const struct keybar_item review_keys[] = {
+		{ "Enter", "start", K_ENTER }, { "1-5", "edit a step", 0 }, { "h", "history", 'h' },
+		{ "Esc", "back", K_ESC },      { "?", "docs", '?' },	    { "q", "quit", 'Q' },
+	};
+
+	frame(ui, w, &y0, &body_h);
+	switch (w->step) {
+	case S_WELCOME:
+		draw_welcome(ui, w, y0, body_h);
+		ui_keybar(ui, welcome_keys, ARRAY_SIZE(welcome_keys));
+		break;
+	case S_KERNEL:
+		draw_kernel(ui, w, y0, body_h);
+		ui_keybar(ui, list_keys, ARRAY_SIZE(list_keys));
+		break;
+	case S_FS:
+		draw_fs(ui, w, y0, body_h);
+		ui_keybar(ui, fs_keys, ARRAY_SIZE(fs_keys));
+		break;
+	case S_BACKEND:
+		draw_backend(ui, w, y0, body_h);
+		ui_keybar(ui, backend_keys, ARRAY_SIZE(backend_keys));
+		break;
+	case S_TESTS:
+		draw_tests(ui, w, y0, body_h);
+		ui_keybar(ui, tests_keys, ARRAY_SIZE(tests_keys));
+		break;
+	case S_REVIEW:
+		draw_review(ui, w, y0, body_h);
+		ui_keybar(ui, review_keys, ARRAY_SIZE(review_keys));
+		break;
+	default:
+		break;
+	}
+	if (w->prompt != P_NONE && w->prompt != P_SEARCH)
+		draw_prompt(ui, w, prompt_label(w->prompt));
+	else if (w->tests_mode && w->step == S_TESTS)
+		draw_prompt(ui, w, w->tests_mode == 1 ? "group:" : "test:");
+}
+
+static void
+go(struct ui *ui, struct wizard *w, enum step s)
+{
+	w->step = s;
+	w->tests_mode = 0;
+	if (s == S_TESTS && w->plan.tests.preset) {
+		struct test_choice ch[16];
+		size_t n = test_choices(ui, ch, ARRAY_SIZE(ch));
+
+		for (size_t i = 0; i < n; i++)
+			if (ch[i].kind == TC_PRESET && !strcmp(ch[i].name, w->plan.tests.preset))
+				w->lp_tests.sel = i;
+	}
+	ui_dirty(ui);
+}
+
+static void
+apply_prompt(struct ui *ui, struct wizard *w)
+{
+	const char *t = w->le.text.buf;
+	uint64_t size;
+	char *end;
+	unsigned long n;
+
+	switch (w->prompt) {
+	case P_KERNEL_PATH:
+		if (*t)
+			set_kernel_spec(w, t);
+		break;
+	case P_CPUS:
+		n = strtoul(t, &end, 10);
+		if (!*t || *end || n < 1 || n > 1024)
+			ui_msg(ui, true, "'%s' is not a number of CPUs from 1 to 1024", t);
+		else
+			w->plan.cpus = (unsigned)n;
+		break;
+	case P_MEM:
+		if (parse_size(t, &size) != OK || size < (256u << 20))
+			ui_msg(ui, true, "'%s' is not a memory size of at least 256M", t);
+		else
+			w->plan.mem = size;
+		error_clear();
+		break;
+	case P_FSTESTS:
+		free(w->plan.fstests_src);
+		w->plan.fstests_src = *t ? xstrdup(t) : NULL;
+		if (w->have_cat)
+			catalogue_release(&w->cat);
+		w->have_cat = w->cat_done = false;
+		break;
+	case P_XGROUP:
+		strvec_clear(&w->plan.tests.xgroups);
+		strvec_split(&w->plan.tests.xgroups, t, ", ");
+		break;
+	case P_EXCLUDE:
+		strvec_clear(&w->plan.tests.exclude);
+		strvec_split(&w->plan.tests.exclude, t, ", ");
+		break;
+	default:
+		break;
+	}
+	w->prompt = P_NONE;
+}
+
+/* Editing keys of the one-line prompt; true when the key was one. */
+static bool
+edit_key(struct wizard *w, int key)
+{
+	char buf[8];
+	int n;
+
+	switch (key) {
+	case K_BS:
+		lineedit_key(&w->le, LE_BACKSPACE);
+		return true;
+	case K_DEL:
+		lineedit_key(&w->le, LE_DELETE);
+		return true;
+	case K_LEFT:
+		lineedit_key(&w->le, LE_LEFT);
+		return true;
+	case K_RIGHT:
+		lineedit_key(&w->le, LE_RIGHT);
+		return true;
+	case K_HOME:
+	case K_CTRL('a'):
+		lineedit_key(&w->le, LE_HOME);
+		return true;
+	case K_END:
+	case K_CTRL('e'):
+		lineedit_key(&w->le, LE_END);
+		return true;
+	case K_CTRL('u'):
+		lineedit_key(&w->le, LE_KILL_LINE);
+		return true;
+	case K_CTRL('w'):
+		lineedit_key(&w->le, LE_KILL_WORD);
+		return true;
+	case K_CTRL('k'):
+		lineedit_key(&w->le, LE_KILL_TO_END);
+		return true;
+	default:
+		if (key < ' ' || key >= 0x110000 || key == 127)
+			return false;
+		n = wctomb(buf, (wchar_t)key);
+		if (n > 0)
+			lineedit_insert(&w->le, buf, (size_t)n);
+		return true;
+	}
+}
+
+static enum reaction
+pick_key(struct ui *ui, struct wizard *w, int key)
+{
+	enum list_move mv;
+
+	if (key == K_ESC) {
+		w->tests_mode = 0;
+		return REACT_REDRAW;
+	}
+	if (key == K_ENTER) {
+		if (w->lp_pick.sel < w->npick) {
+			free(w->plan.tests.preset);
+			w->plan.tests.preset = NULL;
+			strvec_clear(&w->plan.tests.groups);
+			strvec_clear(&w->plan.tests.tests);
+			if (w->tests_mode == 1)
+				strvec_push(&w->plan.tests.groups,
+					    w->cat.groups[w->pick[w->lp_pick.sel]].name);
+			else
+				strvec_push(&w->plan.tests.tests,
+					    w->cat.tests[w->pick[w->lp_pick.sel]].name);
+			w->tests_mode = 0;
+			go(ui, w, S_REVIEW);
+		}
+		return REACT_REDRAW;
+	}
+	if (key == K_UP || key == K_DOWN || key == K_PGUP || key == K_PGDN) {
+		ui_list_key(key, &mv);
+		listpos_move(&w->lp_pick, mv, w->npick, (size_t)w->list_h);
+		return REACT_REDRAW;
+	}
+	if (edit_key(w, key)) {
+		w->lp_pick.sel = w->lp_pick.top = 0;
+		refilter(w);
+	}
+	return REACT_REDRAW;
+}
+
+static void
+start(struct ui *ui, struct wizard *w)
+{
+	const struct profiles *prof = ui_profiles(ui);
+	char *cfgs, *title;
+	struct strbuf what = STRBUF_INIT;
+
+	if (!prof) {
+		ui_msg(ui, true, "%s", ui->profiles_error);
+		return;
+	}
+	if (plan_validate(&w->plan, prof, backend_names()) != OK) {
+		ui_msg(ui, true, "%s", error_msg());
+		return;
+	}
+	save_plan(ui, w);
+	cfgs = strvec_join(&w->plan.configs, ",");
+	if (w->plan.tests.preset)
+		strbuf_adds(&what, w->plan.tests.preset);
+	else if (w->plan.tests.groups.n)
+		strbuf_addf(&what, "-g %s", w->plan.tests.groups.v[0]);
+	else if (w->plan.tests.tests.n)
+		strbuf_adds(&what, w->plan.tests.tests.v[0]);
+	title = xasprintf("%s %s", cfgs, what.buf);
+	ui_run_start(ui, &w->plan, title, w->selection.n ? &w->selection : NULL);
+	free(title);
+	free(cfgs);
+	strbuf_release(&what);
+}
+
+static enum reaction
+wizard_key(struct ui *ui, struct view *v, int key)
+{
+	struct wizard *w = v->priv;
+	const struct profiles *prof = ui_profiles(ui);
+	enum list_move mv;
+	struct test_choice ch[16];
+	size_t n;
+
+	if (w->prompt != P_NONE) {
+		if (key == K_ENTER)
+			apply_prompt(ui, w);
+		else if (key == K_ESC)
+			w->prompt = P_NONE;
+		else
+			edit_key(w, key);
+		return REACT_REDRAW;
+	}
+	if (w->step == S_TESTS && w->tests_mode)
+		return pick_key(ui, w, key);
+	if (key >= '1' && key <= '6') {
+		go(ui, w, (enum step)(key - '1'));
+		return REACT_REDRAW;
+	}
+	if (key == K_ESC || key == K_LEFT) {
+		if (w->step == S_WELCOME)
+			return REACT_QUIT;
+		go(ui, w, w->step - 1);
+		return REACT_REDRAW;
+	}
+	if (key == 'q' && w->step == S_WELCOME)
+		return REACT_QUIT;
+	if (key == 'Q' || (key == 'q' && w->step != S_TESTS))
+		return REACT_QUIT;
+	if (key == 'h') {
+		history_open(ui);
+		return REACT_REDRAW;
+	}
+	if (key == '?') {
+		ui_open_docs(ui, step_docs[w->step]);
+		return REACT_REDRAW;
+	}
+	switch (w->step) {
+	case S_WELCOME:
+		if (key == K_ENTER)
+			go(ui, w, S_KERNEL);
+		else if (key == 'd')
+			doctor_details(ui, w);
+		return REACT_REDRAW;
+	case S_KERNEL:
+		load_kernels(ui, w);
+		if (ui_list_key(key, &mv)) {
+			listpos_move(&w->lp_kernel, mv, kernel_rows(w), (size_t)w->list_h);
+		} else if (key == 'p') {
+			w->prompt = P_KERNEL_PATH;
+			lineedit_set(&w->le, w->plan.kernel.spec ? w->plan.kernel.spec : "");
+		} else if (key == K_ENTER && pick_kernel(ui, w)) {
+			go(ui, w, S_FS);
+		}
+		return REACT_REDRAW;
+	case S_FS:
+		if (!prof)
+			return REACT_PASS;
+		if (key != ' ' && ui_list_key(key, &mv)) {
+			listpos_move(&w->lp_fs, mv, prof->nconfigs, (size_t)w->list_h);
+		} else if (key == ' ' && w->lp_fs.sel < prof->nconfigs) {
+			const char *name = prof->configs[w->lp_fs.sel].name;
+
+			if (strvec_contains(&w->plan.configs, name)) {
+				struct strvec keep = STRVEC_INIT;
+
+				for (size_t i = 0; i < w->plan.configs.n; i++)
+					if (strcmp(w->plan.configs.v[i], name))
+						strvec_push(&keep, w->plan.configs.v[i]);
+				strvec_clear(&w->plan.configs);
+				w->plan.configs = keep;
+			} else {
+				strvec_push(&w->plan.configs, name);
+			}
+			/* the kernel checks depend on the configurations */
+			kernel_list_release(&w->kl);
+			w->kl_done = false;
+		} else if (key == K_ENTER) {
+			if (!w->plan.configs.n && w->lp_fs.sel < prof->nconfigs)
+				strvec_push(&w->plan.configs, prof->configs[w->lp_fs.sel].name);
+			if (w->plan.configs.n)
+				go(ui, w, S_BACKEND);
+			else
+				ui_msg(ui, true, "pick a configuration with Space first");
+		}
+		return REACT_REDRAW;
+	case S_BACKEND:
+		load_probes(w);
+		if (ui_list_key(key, &mv)) {
+			listpos_move(&w->lp_backend, mv, w->nbackends, w->nbackends);
+		} else if (key == 'c') {
+			char buf[16];
+
+			snprintf(buf, sizeof(buf), "%u", w->plan.cpus);
+			w->prompt = P_CPUS;
+			lineedit_set(&w->le, buf);
+		} else if (key == 'm') {
+			char buf[32];
+
+			w->prompt = P_MEM;
+			lineedit_set(&w->le, format_size(w->plan.mem, buf, sizeof(buf)));
+		} else if (key == K_ENTER && w->lp_backend.sel < w->nbackends) {
+			if (!w->probes[w->lp_backend.sel].usable) {
+				ui_msg(ui, true, "'%s' cannot run here: %s",
+				       w->backends[w->lp_backend.sel],
+				       w->probes[w->lp_backend.sel].why
+					       ? w->probes[w->lp_backend.sel].why
+					       : "see the fix above");
+				return REACT_REDRAW;
+			}
+			free(w->plan.backend);
+			w->plan.backend = xstrdup(w->backends[w->lp_backend.sel]);
+			go(ui, w, S_TESTS);
+		}
+		return REACT_REDRAW;
+	case S_TESTS:
+		load_catalogue(w);
+		n = test_choices(ui, ch, ARRAY_SIZE(ch));
+		if (ui_list_key(key, &mv)) {
+			listpos_move(&w->lp_tests, mv, n, n);
+		} else if (key == 'x' || key == 'e') {
+			char *cur = strvec_join(
+				key == 'x' ? &w->plan.tests.xgroups : &w->plan.tests.exclude, ",");
+
+			w->prompt = key == 'x' ? P_XGROUP : P_EXCLUDE;
+			lineedit_set(&w->le, cur);
+			free(cur);
+		} else if (key == 'f') {
+			w->prompt = P_FSTESTS;
+			lineedit_set(&w->le, w->plan.fstests_src ? w->plan.fstests_src : "");
+		} else if (key == 'q') {
+			return REACT_QUIT;
+		} else if (key == K_ENTER && w->lp_tests.sel < n) {
+			const struct test_choice *c = &ch[w->lp_tests.sel];
+
+			if (c->kind == TC_PRESET) {
+				free(w->plan.tests.preset);
+				w->plan.tests.preset = xstrdup(c->name);
+				strvec_clear(&w->plan.tests.groups);
+				strvec_clear(&w->plan.tests.tests);
+				go(ui, w, S_REVIEW);
+			} else if (!w->have_cat) {
+				ui_msg(ui, true, "%s",
+				       w->cat_error ? w->cat_error : "no catalogue");
+			} else {
+				w->tests_mode = c->kind == TC_GROUP ? 1 : 2;
+				lineedit_set(&w->le, "");
+				w->lp_pick.sel = w->lp_pick.top = 0;
+				refilter(w);
+			}
+		}
+		return REACT_REDRAW;
+	case S_REVIEW:
+		if (key == K_ENTER)
+			start(ui, w);
+		return REACT_REDRAW;
+	default:
+		return REACT_PASS;
+	}
+}
+
+static enum reaction
+wizard_click(struct ui *ui, struct view *v, int y, int x, bool dbl)
+{
+	struct wizard *w = v->priv;
+	struct listpos *lp = NULL;
+	int first = 3;
+
+	switch (w->step) {
+	case S_KERNEL:
+		lp = &w->lp_kernel;
+		break;
+	case S_FS:
+		lp = &w->lp_fs;
+		first = 2;
+		break;
+	default:
+		return REACT_NONE;
+	}
+	if (y < first)
+		return REACT_NONE;
+	if (lp->top + (size_t)(y - first) == lp->sel || dbl)
+		return wizard_key(ui, v, K_ENTER);
+	lp->sel = lp->top + (size_t)(y - first);
+	return REACT_REDRAW;
+}
+
+static void
+wizard_free(struct view *v)
+{
+	struct wizard *w = v->priv;
+
+	plan_release(&w->plan);
+	free(w->plan_note);
+	if (w->hc_done)
+		hostcheck_release(&w->hc);
+	if (w->probed)
+		backend_probe_release(&w->probe);
+	if (w->kl_done)
+		kernel_list_release(&w->kl);
+	free(w->kl_error);
+	for (size_t i = 0; w->probes && i < w->nbackends; i++)
+		backend_probe_release(&w->probes[i]);
+	free(w->probes);
+	if (w->have_cat)
+		catalogue_release(&w->cat);
+	free(w->cat_error);
+	free(w->pick);
+	lineedit_release(&w->le);
+	strvec_clear(&w->selection);
+	free(w);
+}
+
+static const struct view_ops wizard_ops = {
+	.name = "wizard",
+	.draw = wizard_draw,
+	.key = wizard_key,
+	.click = wizard_click,
+	.free = wizard_free,
+	.docs = "what-is-fstests.md",
+};
+
+void
+wizard_open(struct ui *ui)
+{
+	struct wizard *w = xcalloc(1, sizeof(*w));
+
+	load_plan(ui, w);
+	if (ui_profiles(ui) && w->plan.configs.n) {
+		const struct profiles *prof = ui_profiles(ui);
+
+		for (size_t i = 0; i < prof->nconfigs; i++)
+			if (!strcmp(prof->configs[i].name, w->plan.configs.v[0]))
+				w->lp_fs.sel = i;
+	}
+	lineedit_init(&w->le, "");
+	strvec_init(&w->selection);
+	w->lp_kernel.sel = 0;
+	ui_push(ui, &wizard_ops, w);
+}

@@ -1,0 +1,96 @@
+# Helpers for the TUI's screen tests: the real binary in a detached tmux
+# session of a fixed size, keys sent with send-keys, screens read with
+# capture-pane. Source after tests/lib.sh.
+#
+#   ui_setup                       finds the binary (UI_BIN); skips all when it cannot
+#   ui_start COLS ROWS [ENV=V..] [-- ARGS..]   start it in a fresh session
+#   ui_keys KEY...                 tmux send-keys (Enter, Escape, Tab, Up, C-c, "text")
+#   ui_wait TEXT [SECONDS]         wait until the screen shows TEXT (grep -F); 1 if never
+#   ui_screen                      the screen as text
+#   ui_alive                       whether the program still runs
+#   ui_stop                        end the session
+BUILD=${BUILD:-build}
+UI_SOCK="fswb-ui-$$"
+UI_SESSION=t
+
+_tmux() { tmux -u -L "$UI_SOCK" -f /dev/null "$@"; }
+
+ui_setup() {
+	if ! command -v tmux >/dev/null; then
+		skip "tmux" "tmux is not installed"
+		done_testing
+		exit 0
+	fi
+	UI_BIN=$FSWB
+	UI_ARGS=(tui)
+	at_exit '_tmux kill-server 2>/dev/null'
+}
+
+ui_start() {
+	local cols=$1 rows=$2
+	shift 2
+	local envs=() args=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		envs+=("$1")
+		shift
+	done
+	[ "${1:-}" = "--" ] && shift
+	args=("$@")
+	_tmux kill-session -t "$UI_SESSION" 2>/dev/null
+	_tmux new-session -d -s "$UI_SESSION" -x "$cols" -y "$rows" \
+		env TERM=screen-256color FSWB_HOME="$FSWB_HOME" HOME="$HOME" TZ=UTC \
+		FSWB_DATADIR="$FSWB_DATADIR" ASAN_OPTIONS="log_path=$T/sanitizer:detect_leaks=1" \
+		UBSAN_OPTIONS="log_path=$T/sanitizer:print_stacktrace=1" "${envs[@]}" \
+		"$UI_BIN" "${UI_ARGS[@]}" "${args[@]}"
+	_tmux set-option -t "$UI_SESSION" remain-on-exit on >/dev/null 2>&1
+}
+
+ui_keys() { _tmux send-keys -t "$UI_SESSION" "$@"; }
+ui_screen() { _tmux capture-pane -p -t "$UI_SESSION"; }
+
+ui_wait() {
+	local text=$1 secs=${2:-10} i
+	for ((i = 0; i < secs * 20; i++)); do
+		if ui_screen | grep -qF -- "$text"; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+ui_alive() {
+	[ "$(_tmux display-message -p -t "$UI_SESSION" '#{pane_dead}' 2>/dev/null)" = 0 ]
+}
+
+# The exit status of the program after it ended (remain-on-exit keeps the pane).
+ui_exit_status() { _tmux display-message -p -t "$UI_SESSION" '#{pane_dead_status}'; }
+
+ui_stop() { _tmux kill-session -t "$UI_SESSION" 2>/dev/null || true; }
+
+# sanitizers_clean: an ASan/UBSan build reported nothing (leaks included) so far
+sanitizers_clean() {
+	local f bad=0
+	for f in "$T"/sanitizer.*; do
+		[ -e "$f" ] || continue
+		cat "$f" >&2
+		bad=1
+	done
+	[ $bad = 0 ]
+}
+
+# check_screen NAME TEXT: the screen shows TEXT (fixed string)
+check_screen() {
+	local name=$1 text=$2
+	if ui_wait "$text" "${3:-10}"; then
+		pass "$name"
+	else
+		fail "$name" "expected '$text' on the screen:
+$(ui_screen)"
+	fi
+}
+
+# screen_fits COLS: no line of the screen is wider than COLS characters
+screen_fits() {
+	ui_screen | perl -CS -ne 'chomp; if (length($_) > '"$1"') { print "line $.: " . length($_) . "\n"; $bad = 1 } END { exit($bad ? 1 : 0) }'
+}

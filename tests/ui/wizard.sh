@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The wizard, step by step at 80x24 and 200x60: welcome with this machine's
+# findings, kernel, filesystem (details of the highlighted one), backend
+# with its probe, tests (presets with counts from the catalogue, a group, one
+# test by incremental search, exclusions), review with the `fswb run` line;
+# the choices remembered; a failed test's detail from a recorded run.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/tmux-lib.bash"
+ui_setup
+MINI=$SRCDIR/tests/fixtures/mini-fstests
+
+ui_start 80 24
+check_screen "welcome" "fswb · fstests workbench"
+ui_screen >"$T/welcome.txt"
+check "welcome: step 1 of 6" grep -qF "step 1 of 6" "$T/welcome.txt"
+check "welcome: what fstests is" grep -qF "fstests is the Linux filesystem test suite" "$T/welcome.txt"
+check "welcome: this machine" grep -qF "This machine" "$T/welcome.txt"
+check "welcome: smoke run estimate" grep -qE "A smoke run takes" "$T/welcome.txt"
+check "welcome: key bar" grep -qE "Enter next +\? docs +d doctor details +h history +q quit" "$T/welcome.txt"
+check "welcome: fits" screen_fits 80
+
+ui_keys Enter
+check_screen "kernel step" "step 2 of 6"
+check_screen "kernel: automatic choice" "automatic (a tree here, else installed)"
+check_screen "kernel: checked for the config" "checked for ext4/4k"
+ui_keys Enter
+check_screen "filesystem step" "step 3 of 6"
+ui_screen >"$T/fs.txt"
+check "filesystem: configs listed" grep -qE "xfs/1k +XFS with 1" "$T/fs.txt"
+check "filesystem: the chosen one marked" grep -qE "▸ ext4/4k" "$T/fs.txt"
+check "filesystem: details of the highlighted" grep -qE "│ ext4/4k$" "$T/fs.txt"
+check "filesystem: its disks" grep -qE "disks +TEST 5 GiB, SCRATCH 5 GiB" "$T/fs.txt"
+# add xfs/4k with Space
+ui_keys End Up Up Up Up
+ui_keys Space
+check_screen "filesystem: Space selects a second" "▸ xfs/4k"
+ui_keys Enter
+check_screen "backend step" "step 4 of 6"
+check_screen "backend: qemu with its probe" "qemu "
+check_screen "backend: CPUs" "2 CPUs"
+ui_keys c C-u 3 Enter
+check_screen "backend: CPUs changed" "3 CPUs"
+ui_keys Enter
+check_screen "tests step" "step 5 of 6"
+ui_keys f C-u "$MINI" Enter
+check_screen "tests: preset counted from the catalogue" "10 tests: The quick group"
+ui_screen >"$T/tests.txt"
+check "tests: the three presets" grep -qE "auto .*quick .*" <(tr '\n' ' ' <"$T/tests.txt")
+ui_keys x C-u dangerous Enter
+check_screen "tests: exclusion shown" "leave out groups: dangerous"
+# a group from the catalogue, narrowed by typing
+ui_keys Home Down Down Down Enter
+check_screen "groups: list with counts" "Groups matching"
+ui_keys s e l f
+check_screen "groups: narrowed" "Groups matching 'self': 1"
+check "groups: the group and its count" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE '^  selftest +2 tests'"
+ui_keys Enter
+check_screen "review after a group" "step 6 of 6"
+ui_screen >"$T/review.txt"
+check "review: filesystems" grep -qF "filesystem  ext4/4k, xfs/4k" "$T/review.txt"
+check "review: backend and CPUs" grep -qE "backend +qemu · 3 CPUs · 2 GiB" "$T/review.txt"
+check "review: the group" grep -qE "tests +group selftest" "$T/review.txt"
+check "review: estimate" grep -qE "estimate +(~[0-9]+ min|<1 min)" "$T/review.txt"
+check "review: the command line" grep -qF "fswb run -c ext4/4k,xfs/4k -g selftest -x dangerous" "$T/review.txt"
+check "review: fits" screen_fits 80
+
+# one test by incremental search over names and descriptions
+ui_keys 5 End Enter
+check_screen "test search" "Tests matching"
+ui_keys L O G W R I T E S
+check_screen "search: one match, found by its description" "Tests matching 'LOGWRITES': 1"
+check_screen "search: the test" "generic/004      Needs a dm-log-writes device"
+ui_keys Enter
+check_screen "review after one test" "generic/004   (1 test)"
+ui_screen >"$T/review2.txt"
+check "review: the test in the command" grep -qF -- "-x dangerous --fstests-src $MINI --cpus 3 generic/004" <(sed -n '/The same run/,/^$/p' "$T/review2.txt" | tail -n +2 | sed 's/^ *//' | tr '\n' ' ')
+
+# back with Esc, quit from the welcome
+ui_keys Escape Escape Escape Escape Escape
+check_screen "Esc goes back to the welcome" "step 1 of 6"
+ui_keys q
+sleep 0.5
+check "q quits" test "$(ui_alive && echo alive)" = ""
+ui_stop
+
+# the same at 200x60
+ui_start 200 60
+check_screen "large: welcome" "step 1 of 6"
+check "large: fits" screen_fits 200
+ui_keys 6
+check_screen "large: review" "step 6 of 6"
+ui_screen >"$T/big.txt"
+check "large: key bar on the last line" grep -qE "Enter start" <(sed -n 60p "$T/big.txt")
+ui_stop
+
+# ASCII
+ui_start 80 24 LC_ALL=C LANG=C
+check_screen "ascii: welcome" "step 1 of 6"
+ui_screen >"$T/ascii.txt"
+check "ascii: only ASCII" bash -c "! LC_ALL=C grep -qP '[^\x00-\x7f]' '$T/ascii.txt'"
+check "ascii: arrows spelled" grep -qF "pick a kernel -> pick" "$T/ascii.txt"
+ui_stop
+
+# the detail of a failed test from a recorded run: the golden diff computed
+# from the .out (the run's plan names mini-fstests) and .out.bad
+mkdir -p "$FSWB_HOME/data/runs"
+cp -r "$SRCDIR/tests/ui/fixtures/runs/20261203-170239" "$FSWB_HOME/data/runs/"
+sed -i "s|\"fstests_src\": .*|\"fstests_src\": \"$MINI\",|" "$FSWB_HOME/data/runs/20261203-170239/plan.json"
+ui_start 80 24 -- --open 20261203-170239
+check_screen "run view of the recorded run" "5/5"
+ui_keys Enter
+check_screen "detail opens on the first failure" "generic/006 · output mismatch"
+ui_screen >"$T/detail.txt"
+check "detail: diff header" grep -qF -- "--- tests/generic/006.out" "$T/detail.txt"
+check "detail: removed line" grep -qE "^ -size 8192" "$T/detail.txt"
+check "detail: added line" grep -qE "^ \+size 4096" "$T/detail.txt"
+check "detail: panes" grep -qE "\[diff\] +full +kernel log +hints" "$T/detail.txt"
+check "detail: keys" grep -qE "r rerun alone +s shell" "$T/detail.txt"
+ui_keys Tab
+check_screen "detail: the .full pane" "[full]"
+ui_keys Tab
+check_screen "detail: the test's kernel log" "run fstests generic/006"
+ui_keys Tab
+check_screen "detail: hints" "output mismatch: the test printed"
+ui_keys s
+check_screen "detail: no shell yet" "a shell in the guest is not available yet"
+ui_keys Escape Down Down
+ui_keys Enter
+check_screen "detail of the dmesg failure starts at its kernel log" "[kernel log (!)]"
+check_screen "detail: the WARNING line" "WARNING: mini-fstests generic/008"
+ui_keys Escape Up Up Enter
+check_screen "detail of a not-run test" "generic/004 · notrun"
+check_screen "not run: the explanation" "LOGWRITES_DEV"
+ui_stop
+
+sleep 0.5
+check "no sanitizer reports" sanitizers_clean
+done_testing

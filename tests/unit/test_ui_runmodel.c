@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The run view's model and what it is fed: the bounded kernel-log ring,
+ * the model built from events (a recorded run replayed from its
+ * events.jsonl, as the history opens it), counts and ETA; the diff of a
+ * golden output; what changed between two runs; the `fswb run` line of a
+ * plan. The modules are compiled in here (src/ui is not in libfswb.a).
+ */
+#include "testlib.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/event_json.h"
+#include "core/paths.h"
+#include "ui/compare.c"
+#include "ui/diff.c"
+#include "ui/logring.c"
+#include "ui/planutil.c"
+#include "ui/runmodel.c"
+
+static void
+test_logring_bounds(void **state)
+{
+	struct logring r;
+	char line[64];
+
+	logring_init(&r, 100, 1 << 20);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(line, sizeof(line), "line %d", i);
+		logring_push(&r, line, 0, -1);
+	}
+	assert_int_equal(r.n, 100);
+	assert_int_equal(r.dropped, 900);
+	assert_string_equal(logring_get(&r, 0)->text, "line 900");
+	assert_string_equal(logring_get(&r, 99)->text, "line 999");
+	assert_int_equal(logring_get(&r, 99)->seq, 999);
+	assert_int_equal(logring_index_of(&r, 950), 50);
+	assert_int_equal(logring_index_of(&r, 10), (size_t)-1);
+	assert_int_equal(logring_index_of(&r, 1000), (size_t)-1);
+	assert_null(logring_get(&r, 100));
+	logring_release(&r);
+
+	/* the byte bound, and long lines cut */
+	logring_init(&r, 1000, 10000);
+	{
+		char *big = xmalloc(5000);
+
+		memset(big, 'x', 4999);
+		big[4999] = 0;
+		for (int i = 0; i < 10; i++)
+			logring_push(&r, big, KMSG_WARNING, 3);
+		free(big);
+	}
+	assert_true(r.bytes <= 10000);
+	assert_int_equal(strlen(logring_get(&r, 0)->text), LOGRING_LINE_MAX + 3);
+	assert_true(str_endswith(logring_get(&r, 0)->text, "..."));
+	assert_int_equal(logring_get(&r, 0)->flags, KMSG_WARNING);
+	assert_int_equal(logring_get(&r, 0)->test, 3);
+	logring_release(&r);
+}
+
+static void
+emit(struct run_model *m, struct event *ev)
+{
+	run_model_event(m, ev);
+	memset(ev, 0, sizeof(*ev));
+}
+
+static void
+test_model_events(void **state)
+{
+	struct run_model m;
+	struct event ev = { 0 };
+	struct rm_test *t;
+
+	run_model_init(&m);
+	run_model_add_pending(&m, "ext4/4k", "generic/001", 10);
+	run_model_add_pending(&m, "ext4/4k", "generic/002", 20);
+	run_model_add_pending(&m, "ext4/4k", "generic/003", -1);
+	assert_int_equal(m.total, 3);
+	assert_int_equal(run_model_to_go(&m), 3);
+
+	ev.type = EV_RUN_BEGIN;
+	ev.wall_ms = 1000000;
+	ev.u.run.id = "r1";
+	emit(&m, &ev);
+	ev.type = EV_STAGE_BEGIN;
+	ev.u.stage.stage = "boot";
+	emit(&m, &ev);
+	ev.type = EV_STAGE_PROGRESS;
+	ev.u.stage.stage = "boot";
+	ev.u.stage.fraction = 0.5;
+	ev.u.stage.detail = "booting";
+	emit(&m, &ev);
+	assert_int_equal(m.nstages, 1);
+	assert_true(m.stages[0].fraction == 0.5);
+	assert_string_equal(m.stages[0].detail, "booting");
+	ev.type = EV_STAGE_END;
+	ev.u.stage.stage = "boot";
+	ev.u.stage.code = OK;
+	emit(&m, &ev);
+	assert_int_equal(m.stages[0].state, RM_STAGE_OK);
+
+	/* the marker comes before TEST_START: the line is the test's already */
+	ev.type = EV_KMSG;
+	ev.config = "ext4/4k";
+	ev.u.line.text = "[ 1.0] run fstests generic/001 at 2026-12-03";
+	ev.u.line.flags = KMSG_MARKER;
+	ev.u.line.test = "generic/001";
+	emit(&m, &ev);
+	ev.type = EV_TEST_START;
+	ev.config = "ext4/4k";
+	ev.wall_ms = 1001000;
+	ev.u.test_start.test = "generic/001";
+	ev.u.test_start.prev_seconds = -1;
+	emit(&m, &ev);
+	assert_int_equal(m.running, 0);
+	ev.type = EV_KMSG;
+	ev.config = "ext4/4k";
+	ev.u.line.text = "[ 2.0] WARNING: CPU: 1 PID: 22 at fs/x.c";
+	ev.u.line.flags = KMSG_WARNING;
+	emit(&m, &ev);
+	/* a console line with a progress meter's backspaces, two lines in one */
+	ev.type = EV_CONSOLE;
+	ev.config = "ext4/4k";
+	ev.u.line.text = "Writing  0/40\b\b\b\b\bdone\nnext line";
+	emit(&m, &ev);
+	assert_int_equal(m.log.n, 4);
+	assert_string_equal(logring_get(&m.log, 2)->text, "Writing done");
+	assert_string_equal(logring_get(&m.log, 3)->text, "next line");
+	assert_true(logring_get(&m.log, 3)->flags & LOGF_CONSOLE);
+	assert_int_equal(logring_get(&m.log, 0)->test, 0);
+	assert_int_equal(logring_get(&m.log, 1)->test, 0);
+	assert_int_equal(m.tests[0].bad_lines, 1);
+
+	/* ETA: the running test's rest (10 - 4 s), 20 s, and the mean of none: unknown */
+	assert_true(run_model_eta(&m, 1005000) < 0);
+	ev.type = EV_TEST_END;
+	ev.config = "ext4/4k";
+	ev.wall_ms = 1012000;
+	ev.u.test_end.test = "generic/001";
+	ev.u.test_end.status = TS_PASS;
+	ev.u.test_end.seconds = 11;
+	emit(&m, &ev);
+	/* now: 20 s (its previous time) + 11 s (the mean so far) */
+	assert_true(run_model_eta(&m, 1012000) > 30.9 && run_model_eta(&m, 1012000) < 31.1);
+	ev.type = EV_TEST_END;
+	ev.config = "ext4/4k";
+	ev.u.test_end.test = "generic/002";
+	ev.u.test_end.status = TS_FAIL;
+	ev.u.test_end.reasons = FAIL_MISMATCH;
+	ev.u.test_end.seconds = 3;
+	ev.u.test_end.reason = "output mismatch";
+	emit(&m, &ev);
+	/* a rerun that passes keeps the failure */
+	ev.type = EV_TEST_END;
+	ev.config = "ext4/4k";
+	ev.u.test_end.test = "generic/002";
+	ev.u.test_end.status = TS_PASS;
+	ev.u.test_end.rerun = 1;
+	emit(&m, &ev);
+	t = run_model_find(&m, "ext4/4k", "generic/002");
+	assert_non_null(t);
+	assert_int_equal(t->status, TS_FAIL);
+	assert_int_equal(t->reruns, 1);
+	assert_string_equal(t->reason, "output mismatch");
+	assert_int_equal(m.counts.passed, 1);
+	assert_int_equal(m.counts.failed, 1);
+	assert_int_equal(m.done, 2);
+	assert_int_equal(run_model_to_go(&m), 1);
+	assert_null(run_model_find(&m, "xfs/4k", "generic/002"));
+
+	ev.type = EV_WARNING;
+	ev.u.error.message = "KVM is not usable";
+	emit(&m, &ev);
+	assert_string_equal(m.messages.v[m.messages.n - 1], "warning: KVM is not usable");
+	ev.type = EV_RUN_END;
+	ev.wall_ms = 1100000;
+	ev.u.end.exit_code = 1;
+	emit(&m, &ev);
+	assert_true(m.ended);
+	assert_int_equal(m.exit_code, 1);
+	assert_true(run_model_eta(&m, 1100000) == 0);
+	assert_true(run_model_elapsed(&m, 5000000) == 100);
+	run_model_release(&m);
+}
+
+static void
+test_model_many(void **state)
+{
+	struct run_model m;
+	struct event ev = { 0 };
+	char name[32];
+
+	/* 5000 tests and 100000 log lines: memory stays bounded */
+	run_model_init(&m);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "generic/%04d", i);
+		ev.type = EV_TEST_START;
+		ev.config = "xfs/4k";
+		ev.u.test_start.test = name;
+		ev.u.test_start.prev_seconds = -1;
+		run_model_event(&m, &ev);
+		for (int k = 0; k < 20; k++) {
+			memset(&ev, 0, sizeof(ev));
+			ev.type = EV_KMSG;
+			ev.config = "xfs/4k";
+			ev.u.line.text = "[ 12.345678] XFS (vdc): Mounting V5 Filesystem";
+			run_model_event(&m, &ev);
+		}
+		memset(&ev, 0, sizeof(ev));
+		ev.type = EV_TEST_END;
+		ev.config = "xfs/4k";
+		ev.u.test_end.test = name;
+		ev.u.test_end.status = i % 10 ? TS_PASS : TS_NOTRUN;
+		ev.u.test_end.seconds = 2;
+		run_model_event(&m, &ev);
+		memset(&ev, 0, sizeof(ev));
+	}
+	assert_int_equal(m.ntests, 5000);
+	assert_int_equal(m.counts.passed, 4500);
+	assert_int_equal(m.counts.notrun, 500);
+	assert_int_equal(m.log.n, RUN_MODEL_LOG_LINES);
+	assert_int_equal(m.log.dropped, 100000 - RUN_MODEL_LOG_LINES);
+	assert_non_null(run_model_find(&m, "xfs/4k", "generic/4999"));
+	assert_int_equal(run_model_find(&m, "xfs/4k", "generic/2500") - m.tests, 2500);
+	run_model_release(&m);
+}
+
+/* A recorded run (tests/ui/fixtures) replayed through a bus into the model. */
+static void
+test_model_replay(void **state)
+{
+	char *path = test_path("tests/ui/fixtures/runs/20261203-170239/events.jsonl");
+	struct event_bus bus = EVENT_BUS_INIT;
+	struct run_model m;
+	unsigned skipped = 0;
+	struct rm_test *t;
+	size_t markers = 0;
+
+	run_model_init(&m);
+	event_bus_add(&bus, run_model_listener(&m));
+	assert_int_equal(event_replay_file(path, &bus, &skipped), OK);
+	assert_int_equal(skipped, 0);
+	assert_string_equal(m.id, "20261203-170239");
+	assert_int_equal(m.ntests, 5);
+	assert_int_equal(m.done, 5);
+	assert_int_equal(m.counts.passed, 2);
+	assert_int_equal(m.counts.failed, 2);
+	assert_int_equal(m.counts.notrun, 1);
+	assert_true(m.ended);
+	assert_int_equal(m.exit_code, 1);
+	assert_int_equal(m.nstages, 5);
+	t = run_model_find(&m, "ext4/4k", "generic/006");
+	assert_non_null(t);
+	assert_int_equal(t->status, TS_FAIL);
+	assert_true(t->reasons & FAIL_MISMATCH);
+	assert_non_null(strstr(t->detail, "+size 4096"));
+	t = run_model_find(&m, "ext4/4k", "generic/008");
+	assert_true(t->bad_lines >= 1);
+	for (size_t i = 0; i < m.log.n; i++)
+		if (logring_get(&m.log, i)->flags & KMSG_MARKER)
+			markers++;
+	assert_int_equal(markers, 5);
+	event_bus_release(&bus);
+	run_model_release(&m);
+	free(path);
+}
+
+static void
+diff_is(const char *a, const char *b, const char *want, size_t want_changes)
+{
+	struct strvec out = STRVEC_INIT;
+	char *got;
+
+	assert_int_equal(diff_unified(a, b, "a", "b", 3, &out), want_changes);
+	got = strvec_join(&out, "\n");
+	assert_string_equal(got, want);
+	free(got);
+	strvec_clear(&out);
+}
+
+static void
+test_diff(void **state)
+{
+	diff_is("x\ny\n", "x\ny\n", "", 0);
+	diff_is("QA output created by 006\nsize 8192\nSilence is golden\n",
+		"QA output created by 006\nsize 4096\nSilence is golden\n",
+		"--- a\n+++ b\n@@ -1,3 +1,3 @@\n QA output created by 006\n-size 8192\n+size "
+		"4096\n Silence is golden",
+		2);
+	diff_is("", "new\n", "--- a\n+++ b\n@@ -0,0 +1,1 @@\n+new", 1);
+	diff_is("old\n", "", "--- a\n+++ b\n@@ -1,1 +0,0 @@\n-old", 1);
+	/* two changes far apart are two hunks */
+	diff_is("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "1\nX\n3\n4\n5\n6\n7\n8\n9\n10\nY\n12\n",
+		"--- a\n+++ b\n@@ -1,5 +1,5 @@\n 1\n-2\n+X\n 3\n 4\n 5\n@@ -8,5 +8,5 @@\n 8\n 9\n "
+		"10\n-11\n+Y\n 12",
+		4);
+}
+
+static void
+test_diff_big(void **state)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	struct strvec out = STRVEC_INIT;
+	size_t n;
+
+	for (int i = 0; i < 5000; i++) {
+		strbuf_addf(&a, "line %d\n", i);
+		strbuf_addf(&b, "line %d\n", i % 100 == 1 ? -i : i);
+	}
+	n = diff_unified(a.buf, b.buf, "a", "b", 3, &out);
+	assert_int_equal(n, 100);
+	assert_int_equal(out.n, 2 + 7 + 49 * 9);
+	strvec_clear(&out);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
+static void
+add_result(struct run_record *r, const char *cfg, const char *test, enum test_status st)
+{
+	struct section_result *s = run_record_section(r, cfg, cfg);
+
+	section_add_test(s, test, st, 1, 0, NULL, NULL);
+}
+
+static void
+test_compare(void **state)
+{
+	struct run_record a, b;
+	struct run_compare c;
+
+	run_record_init(&a);
+	run_record_init(&b);
+	add_result(&a, "ext4/4k", "generic/001", TS_PASS);
+	add_result(&a, "ext4/4k", "generic/002", TS_FAIL);
+	add_result(&a, "ext4/4k", "generic/003", TS_FAIL);
+	add_result(&a, "ext4/4k", "generic/004", TS_NOTRUN);
+	add_result(&a, "ext4/4k", "generic/005", TS_PASS);
+	add_result(&b, "ext4/4k", "generic/001", TS_FAIL);
+	add_result(&b, "ext4/4k", "generic/002", TS_PASS);
+	add_result(&b, "ext4/4k", "generic/003", TS_CRASHED);
+	add_result(&b, "ext4/4k", "generic/004", TS_PASS);
+	add_result(&b, "xfs/4k", "generic/001", TS_PASS);
+	run_compare(&a, &b, &c);
+	assert_int_equal(c.n, 6);
+	assert_int_equal(c.count[CMP_NEW_FAILURE], 1);
+	assert_int_equal(c.count[CMP_STILL_FAILING], 1);
+	assert_int_equal(c.count[CMP_FIXED], 1);
+	assert_int_equal(c.count[CMP_NOW_RUNS], 1);
+	assert_int_equal(c.count[CMP_ONLY_OLD], 1);
+	assert_int_equal(c.count[CMP_ONLY_NEW], 1);
+	/* regressions first */
+	assert_int_equal(c.v[0].kind, CMP_NEW_FAILURE);
+	assert_string_equal(c.v[0].test, "generic/001");
+	assert_string_equal(c.v[0].config, "ext4/4k");
+	assert_string_equal(cmp_kind_str(CMP_FIXED), "fixed");
+	run_compare_release(&c);
+	run_record_release(&a);
+	run_record_release(&b);
+}
+
+static void
+cmdline_is(struct plan *p, const char *want)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	plan_cmdline(p, &sb);
+	assert_string_equal(sb.buf, want);
+	strbuf_release(&sb);
+}
+
+static void
+test_cmdline(void **state)
+{
+	struct plan p;
+
+	plan_init(&p);
+	plan_defaults(&p);
+	cmdline_is(&p, "fswb run");
+	strvec_push(&p.configs, "xfs/1k");
+	p.kernel.kind = KERNEL_INSTALLED;
+	p.kernel.spec = xstrdup("6.1.0-57-cloud-amd64");
+	free(p.tests.preset);
+	p.tests.preset = xstrdup("quick");
+	strvec_push(&p.tests.xgroups, "dangerous");
+	strvec_push(&p.tests.exclude, "generic/475");
+	p.cpus = 4;
+	p.mem = 3ull << 29;
+	p.fstests_src = xstrdup("/src/xfs tests");
+	cmdline_is(&p, "fswb run -c ext4/4k,xfs/1k --preset quick -x dangerous -e generic/475 "
+		       "--kernel 6.1.0-57-cloud-amd64 --fstests-src '/src/xfs tests' --cpus 4 "
+		       "--mem 1536M");
+	free(p.tests.preset);
+	p.tests.preset = NULL;
+	strvec_push(&p.tests.tests, "generic/001");
+	cmdline_is(&p, "fswb run -c ext4/4k,xfs/1k -x dangerous -e generic/475 --kernel "
+		       "6.1.0-57-cloud-amd64 --fstests-src '/src/xfs tests' --cpus 4 --mem 1536M "
+		       "generic/001");
+	plan_release(&p);
+
+	assert_true(estimate_run(10, 1, false, 0) == 10 * EST_TEST_KVM + EST_BOOT_KVM);
+	assert_true(estimate_run(10, 2, true, 0) == 2 * (10 * EST_TEST_TCG + EST_BOOT_TCG));
+	assert_true(estimate_run(10, 1, true, 30) == 10 * 30 + EST_BOOT_TCG);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_logring_bounds), cmocka_unit_test(test_model_events),
+		cmocka_unit_test(test_model_many),     cmocka_unit_test(test_model_replay),
+		cmocka_unit_test(test_diff),	       cmocka_unit_test(test_diff_big),
+		cmocka_unit_test(test_compare),	       cmocka_unit_test(test_cmdline),
+	};
+
+	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
+}
