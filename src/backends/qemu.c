@@ -596,6 +596,7 @@ qemu_start(struct loop *loop, const struct session_spec *spec, const struct sess
 	o.argv = (const char *const *)argv.v;
 	o.err = SPAWN_PIPE;
 	o.new_pgrp = true;
+	o.die_with_fswb = true;
 	o.on_exit = on_qemu_exit;
 	o.data = q;
 	rc = spawn_start(loop, &o, &q->child);

@@ -258,9 +258,11 @@ on_user_input(struct loop *loop, int fd, short revents, void *data)
 		relay_end(r);
 }
 
-static void
-relay_start(struct relay *r, struct engine *e, struct loop *loop)
+void
+shell_relay(struct loop *loop, struct engine *e)
 {
+	struct relay relay = { 0 }, *r = &relay;
+
 	r->e = e;
 	r->loop = loop;
 	r->fd = engine_shell_fd(e);
@@ -275,6 +277,12 @@ relay_start(struct relay *r, struct engine *e, struct loop *loop)
 	}
 	loop_add_fd(loop, r->fd, POLLIN, on_guest_shell, r);
 	loop_add_fd(loop, STDIN_FILENO, POLLIN, on_user_input, r);
+	while (r->active && !engine_done(e)) {
+		loop_run_once(loop, 1000);
+		if (r->active && engine_shell_fd(e) < 0)
+			relay_end(r); /* the guest went away */
+	}
+	relay_end(r);
 }
 
 static volatile sig_atomic_t stop_requests;
@@ -295,7 +303,6 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 	struct printer p = { .json = json,
 			     .tty = !json && isatty(STDOUT_FILENO),
 			     .console = plan->dry_run };
-	struct relay relay = { 0 };
 	struct event_bus bus = EVENT_BUS_INIT;
 	struct loop *loop = loop_new();
 	struct engine *e;
@@ -316,12 +323,9 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 		loop_run_once(loop, 1000);
 		if (stop_requests > 1)
 			break;
-		if (!relay.active && engine_shell_fd(e) >= 0)
-			relay_start(&relay, e, loop);
-		else if (relay.active && engine_shell_fd(e) < 0)
-			relay_end(&relay); /* the guest went away */
+		if (engine_shell_fd(e) >= 0)
+			shell_relay(loop, e);
 	}
-	relay_end(&relay);
 	code = engine_exit_code(e);
 	if (!json) {
 		clear_progress(&p);

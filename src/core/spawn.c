@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,7 +167,7 @@ child_fail(int report_fd, int step)
 /* In the child, between fork and exec: system calls only. */
 static _Noreturn void
 child_exec(const struct spawn_opts *o, int src[3], bool err_to_out, char *const *envp,
-	   int report_fd)
+	   int report_fd, pid_t parent)
 {
 	struct sigaction dfl;
 	sigset_t none;
@@ -178,6 +179,11 @@ child_exec(const struct spawn_opts *o, int src[3], bool err_to_out, char *const 
 	}
 	if (o->new_pgrp && setpgid(0, 0) < 0)
 		child_fail(report_fd, STEP_PGRP);
+	if (o->die_with_fswb) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent) /* fswb died before prctl */
+			_exit(127);
+	}
 
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
@@ -257,7 +263,7 @@ spawn_start(struct loop *loop, const struct spawn_opts *opts, struct child **out
 	int src[3];
 	enum status rc = OK;
 	ssize_t n = 0;
-	pid_t pid;
+	pid_t pid, parent;
 
 	*out = NULL;
 	if (!opts->argv || !opts->argv[0] || !opts->argv[0][0])
@@ -297,13 +303,14 @@ spawn_start(struct loop *loop, const struct spawn_opts *opts, struct child **out
 	src[1] = stream_source(opts->out, opts->out_fd, devnull, p_out[1]);
 	src[2] = stream_source(opts->err, opts->err_fd, devnull, p_err[1]);
 
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		rc = error(ERR_SPAWN, "cannot start '%s': fork: %s", name, strerror(errno));
 		goto out;
 	}
 	if (pid == 0)
-		child_exec(opts, src, opts->err == SPAWN_STDOUT, envp, report[1]);
+		child_exec(opts, src, opts->err == SPAWN_STDOUT, envp, report[1], parent);
 
 	if (opts->new_pgrp)
 		setpgid(pid, pid); /* the child does it too; whoever is first wins */

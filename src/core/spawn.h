@@ -55,6 +55,7 @@ struct spawn_opts {
 	enum spawn_stream in, out, err;
 	int in_fd, out_fd, err_fd; /* for SPAWN_FD; the child gets a dup, the fd stays fswb's */
 	bool new_pgrp;		   /* its own process group (kill reaches its children) */
+	bool die_with_fswb;	   /* SIGKILL it when fswb dies, even by SIGKILL (a guest) */
 	spawn_exit_fn *on_exit;	   /* optional: called once from the loop after exit */
 	void *data;
 };

@@ -282,10 +282,14 @@ detail_key(struct ui *ui, struct pager *p, int key)
 			ui_msg(ui, true, "a run is going: rerun a test when it has ended");
 			return REACT_REDRAW;
 		}
-		ui_run_test_again(ui, dt->run_dir, dt->config, dt->test);
+		ui_run_test_again(ui, dt->run_dir, dt->config, dt->test, false);
 		return REACT_REDRAW;
 	case 's':
-		ui_msg(ui, true, "a shell in the guest is not available yet");
+		if (ui_run_active(ui)) {
+			ui_msg(ui, true, "a run is going: open a shell when it has ended");
+			return REACT_REDRAW;
+		}
+		ui_run_test_again(ui, dt->run_dir, dt->config, dt->test, true);
 		return REACT_REDRAW;
 	case '?':
 		ui_open_docs(ui, "reading-failures.md");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd.h"
 #include "core/engine.h"
 #include "core/paths.h"
 #include "core/status.h"
@@ -21,6 +22,7 @@ struct live_run {
 	struct run_model *m;
 	struct ui *ui;
 	bool ended;
+	uint64_t shell_timer;
 	struct live_run *older; /* runs that ended before this one */
 };
 
@@ -28,6 +30,27 @@ static void
 on_tick(struct loop *loop, void *data)
 {
 	ui_dirty(data);
+}
+
+static void
+relay(void *data)
+{
+	struct live_run *lr = data;
+
+	printf("fswb: a shell in the guest of this run; 'exit' or Ctrl-] ends it and goes back\n");
+	fflush(stdout);
+	shell_relay(lr->ui->loop, lr->e);
+}
+
+/* The engine's shell is waiting: the terminal is its until it ends. */
+static void
+start_shell(struct loop *loop, void *data)
+{
+	struct live_run *lr = data;
+
+	lr->shell_timer = 0;
+	if (engine_shell_fd(lr->e) >= 0)
+		ui_leave_screen(lr->ui, relay, lr);
 }
 
 static void
@@ -54,6 +77,8 @@ on_event(void *data, const struct event *ev)
 			       "test shows its details",
 			       c->passed, c->failed + c->crashed + c->hung, c->notrun);
 	}
+	if (ev->type == EV_STAGE_BEGIN && !strcmp(ev->u.stage.stage, "shell") && !lr->shell_timer)
+		lr->shell_timer = loop_add_timer(ui->loop, 0, false, start_shell, lr);
 	/* drawing is rate-limited: a burst of kernel-log lines is one frame */
 	ui_dirty(ui);
 }
@@ -76,6 +101,8 @@ ui_run_stop(struct ui *ui)
 static void
 live_free_one(struct live_run *lr)
 {
+	if (lr->shell_timer)
+		loop_del_timer(lr->ui->loop, lr->shell_timer);
 	engine_free(lr->e);
 	event_bus_release(&lr->bus);
 	run_model_release(lr->m);
@@ -166,7 +193,8 @@ ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const st
 }
 
 bool
-ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test)
+ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test,
+		  bool shell)
 {
 	struct plan plan;
 	struct strvec one = STRVEC_INIT;
@@ -200,6 +228,7 @@ ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const 
 	strvec_clear(&plan.tests.exclude);
 	strvec_clear(&plan.tests.exclude_files);
 	strvec_push(&plan.tests.tests, test);
+	plan.shell = shell;
 	plan_defaults(&plan);
 	strvec_push(&one, test);
 	title = xasprintf("%s%s%s alone", config ? config : "", config ? " \xc2\xb7 " : "", test);

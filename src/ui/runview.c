@@ -416,6 +416,7 @@ runview_draw(struct ui *ui, struct view *v)
 		{ "f", "follow", 'f' },
 		{ "l", "log", 'l' },
 		{ "r", "rerun", 'r' },
+		{ "s", "shell", 's' },
 		{ "?", "docs", '?' },
 		{ "q", "back", 'q' },
 	};
@@ -552,11 +553,18 @@ runview_key(struct ui *ui, struct view *v, int key)
 				return REACT_REDRAW;
 			}
 			ui_run_test_again(ui, rv->run_dir, m->tests[rv->lp.sel].config,
-					  m->tests[rv->lp.sel].name);
+					  m->tests[rv->lp.sel].name, false);
 		}
 		return REACT_REDRAW;
 	case 's':
-		ui_msg(ui, true, "a shell in the guest is not available yet");
+		if (rv->lp.sel < m->ntests) {
+			if (ui_run_active(ui)) {
+				ui_msg(ui, true, "a run is going: open a shell when it has ended");
+				return REACT_REDRAW;
+			}
+			ui_run_test_again(ui, rv->run_dir, m->tests[rv->lp.sel].config,
+					  m->tests[rv->lp.sel].name, true);
+		}
 		return REACT_REDRAW;
 	case 'h':
 		history_open(ui);

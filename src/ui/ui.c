@@ -316,6 +316,21 @@ handle_mouse(struct ui *ui)
 		react(ui, v->ops->click(ui, v, me.y, me.x, me.bstate & BUTTON1_DOUBLE_CLICKED));
 }
 
+static void on_tty(struct loop *loop, int fd, short revents, void *data);
+
+void
+ui_leave_screen(struct ui *ui, void (*fn)(void *data), void *data)
+{
+	loop_del_fd(ui->loop, STDIN_FILENO);
+	def_prog_mode();
+	endwin();
+	fn(data);
+	reset_prog_mode();
+	refresh();
+	loop_add_fd(ui->loop, STDIN_FILENO, POLLIN, on_tty, ui);
+	ui_dirty(ui);
+}
+
 static void
 on_tty(struct loop *loop, int fd, short revents, void *data)
 {

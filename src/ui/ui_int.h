@@ -220,8 +220,14 @@ bool ui_run_start(struct ui *ui, const struct plan *plan, const char *title,
 bool ui_run_active(const struct ui *ui);
 /* Stop the live run cleanly (engine_cancel); RUN_END follows. */
 void ui_run_stop(struct ui *ui);
-/* Run one test again alone, with the live or a past run's plan. */
-bool ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test);
+/*
+ * Run one test again alone, with the live or a past run's plan; with shell,
+ * then a shell in its guest (the screen gives way to it until it ends).
+ */
+bool ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test,
+		       bool shell);
+/* Give the terminal to fn (curses ends, the tty is not watched), then take it back. */
+void ui_leave_screen(struct ui *ui, void (*fn)(void *data), void *data);
 void ui_run_free(struct ui *ui);
 
 #endif

@@ -122,8 +122,7 @@ ui_keys Tab
 check_screen "detail: the test's kernel log" "run fstests generic/006"
 ui_keys Tab
 check_screen "detail: hints" "output mismatch: the test printed"
-ui_keys s
-check_screen "detail: no shell yet" "a shell in the guest is not available yet"
+check_screen "detail: the key bar offers a shell in the test's guest" "shell"
 ui_keys Escape Down Down
 ui_keys Enter
 check_screen "detail of the dmesg failure starts at its kernel log" "[kernel log (!)]"

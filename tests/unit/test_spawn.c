@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/loop.h"
+#include "core/paths.h"
 #include "core/spawn.h"
 #include "core/util.h"
 
@@ -835,6 +837,55 @@ test_exit_str(void **state)
 	assert_string_equal(child_exit_str(&e, buf, 7), "dumped");
 }
 
+/* A guest's QEMU must not outlive fswb, even when fswb is SIGKILLed. */
+static bool
+process_gone(pid_t pid)
+{
+	char path[64], *stat = NULL;
+	size_t len;
+	bool gone;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_file(path, 4096, &stat, &len) != OK) {
+		error_clear();
+		return true;
+	}
+	gone = strstr(stat, ") Z ") != NULL; /* a zombie waiting for init */
+	free(stat);
+	return gone;
+}
+
+static void
+test_die_with_fswb(void **state)
+{
+	int p[2];
+	pid_t mid, grandchild = 0;
+
+	assert_int_equal(pipe(p), 0);
+	mid = fork();
+	assert_true(mid >= 0);
+	if (mid == 0) {
+		struct loop *l = loop_new();
+		struct spawn_opts o = SPAWN_OPTS_INIT;
+		struct child *c;
+
+		o.argv = (const char *const[]){ "sleep", "30", NULL };
+		o.die_with_fswb = true;
+		if (spawn_start(l, &o, &c) != OK)
+			_exit(1);
+		if (write(p[1], &c->pid, sizeof(c->pid)) != sizeof(c->pid))
+			_exit(1);
+		kill(getpid(), SIGKILL);
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &grandchild, sizeof(grandchild)), sizeof(grandchild));
+	close(p[0]);
+	waitpid(mid, NULL, 0);
+	for (int i = 0; i < 100 && !process_gone(grandchild); i++)
+		usleep(20000);
+	assert_true(process_gone(grandchild));
+}
+
 int
 main(void)
 {
@@ -857,6 +908,7 @@ main(void)
 		cmocka_unit_test(test_run_output_cap),
 		cmocka_unit_test(test_run_background_holder),
 		cmocka_unit_test(test_exit_str),
+		cmocka_unit_test(test_die_with_fswb),
 	};
 
 	/* Orphaned grandchildren come to us, so the tests can see how they ended. */
