@@ -324,8 +324,10 @@ ui_leave_screen(struct ui *ui, void (*fn)(void *data), void *data)
 	loop_del_fd(ui->loop, STDIN_FILENO);
 	def_prog_mode();
 	endwin();
+	fputs("\033[H\033[2J", stdout); /* the shell starts on a clean screen */
 	fn(data);
 	reset_prog_mode();
+	clearok(curscr, TRUE); /* the shell drew over everything */
 	refresh();
 	loop_add_fd(ui->loop, STDIN_FILENO, POLLIN, on_tty, ui);
 	ui_dirty(ui);
