@@ -28,6 +28,8 @@ fi
 qemus() { pgrep -f "qemu-system-x86_64.*$FSWB_HOME" | wc -l; }
 runs_dir=$FSWB_HOME/data/runs
 last_run() { ls -d "$runs_dir"/*/ 2>/dev/null | sort | tail -1; }
+# the end of the last run's stderr, for a failing check's name
+why() { tail -n 3 "$T/err" 2>/dev/null | tr '\n' ' '; }
 
 # 1. A mixed run: pass, pass, not run, output mismatch, dmesg warning.
 out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" \
@@ -68,7 +70,7 @@ check "fswb results show prints the summary again" grep -qE '^ext4/4k: 5 tests, 
 # 2. --json: one event per line; a test's end carries test, status and seconds.
 "$FSWB" run --json -c ext4/4k --fstests-src "$MINI" generic/001 >"$T/json" 2>"$T/err"
 rc=$?
-check "an all-pass run exits 0 (rc=$rc)" test "$rc" -eq 0
+check "an all-pass run exits 0 (rc=$rc; $(why))" test "$rc" -eq 0
 check "every line is a JSON object" sh -c "! grep -v '^{.*}\$' '$T/json'"
 check "test_end has test, status and seconds" \
 	grep -qE '"event":"test_end".*"test":"generic/001","status":"pass","seconds":[0-9]' "$T/json"
@@ -77,7 +79,7 @@ check "test_end has test, status and seconds" \
 # (check runs tests in sorted order: generic/012 comes after the panic)
 out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" generic/010 generic/012 2>"$T/err")
 rc=$?
-check "a panic exits 1 (rc=$rc)" test "$rc" -eq 1
+check "a panic exits 1 (rc=$rc; $(why))" test "$rc" -eq 1
 check "the panicking test is crashed" grep -qE '^generic/010 +crashed' <<<"$out"
 check "the crash names the panic" grep -q 'panic' <<<"$out"
 check "a new guest is started for the remaining tests" grep -q 'new guest for the remaining tests' "$T/err"
@@ -93,7 +95,7 @@ check "no QEMU is left after a crash" test "$(qemus)" -eq 0
 out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" --test-timeout 20 --stop-on-crash \
 	generic/011 generic/012 2>"$T/err")
 rc=$?
-check "a hang exits 1 (rc=$rc)" test "$rc" -eq 1
+check "a hang exits 1 (rc=$rc; $(why))" test "$rc" -eq 1
 check "the hanging test is hung" grep -qE '^generic/011 +hung' <<<"$out"
 check "--stop-on-crash starts no new guest" sh -c "! grep -q 'new guest' '$T/err'"
 printf '%s\n' "$out" >"$T/out4"
@@ -112,7 +114,7 @@ kill -INT "$pid"
 wait "$pid"
 rc=$?
 run=$(last_run)
-check "an interrupted run exits non-zero (rc=$rc)" test "$rc" -ne 0
+check "an interrupted run exits non-zero (rc=$rc; $(why))" test "$rc" -ne 0
 check "run.json says interrupted" grep -q '"interrupted": true' "$run/run.json"
 check "no QEMU is left after Ctrl-C" test "$(qemus)" -eq 0
 check "no guest files are left after Ctrl-C" sh -c "! ls -d '$run'/guest-* 2>/dev/null"
@@ -122,7 +124,7 @@ check "no guest files are left after Ctrl-C" sh -c "! ls -d '$run'/guest-* 2>/de
 out=$(printf 'echo hi-from-$((6*7)); . "$HOST_OPTIONS"; echo "dev=$TEST_DEV"; exit\n' |
 	"$FSWB" run --shell -c ext4/4k --fstests-src "$MINI" generic/001 2>"$T/err")
 rc=$?
-check "run --shell exits 0 after a passing test (rc=$rc)" test "$rc" -eq 0
+check "run --shell exits 0 after a passing test (rc=$rc; $(why))" test "$rc" -eq 0
 check "the test ran before the shell" grep -qE '^generic/001 +pass ' <<<"$out"
 check "the shell ran the commands in the guest" grep -q 'hi-from-42' <<<"$out"
 check "the shell has the run's local.config" grep -q 'dev=/dev/vdb' <<<"$out"
@@ -132,7 +134,7 @@ check "no QEMU is left after the shell" test "$(qemus)" -eq 0
 # 7. fswb shell: a guest made ready, check -n says what would run, then a shell.
 out=$(printf 'exit\n' | "$FSWB" shell -c ext4/4k --fstests-src "$MINI" -g quick 2>"$T/err")
 rc=$?
-check "fswb shell exits 0 (rc=$rc)" test "$rc" -eq 0
+check "fswb shell exits 0 (rc=$rc; $(why))" test "$rc" -eq 0
 check "fswb shell lists the tests the plan selects" grep -qx 'generic/001' <<<"$out"
 printf '%s\n' "$out" >"$T/out7"
 check "fswb shell runs none of them" sh -c "! grep -qE '^generic/001 +pass' '$T/out7'"
@@ -141,7 +143,7 @@ check "no QEMU is left after fswb shell" test "$(qemus)" -eq 0
 # 8. Nothing can run: a bad kernel path is named, and the exit status is 2.
 err=$("$FSWB" run --kernel /nonexistent/bzImage --fstests-src "$MINI" 2>&1)
 rc=$?
-check "a missing kernel exits 2 (rc=$rc)" test "$rc" -eq 2
+check "a missing kernel exits 2 (rc=$rc; $(why))" test "$rc" -eq 2
 check "a missing kernel is named" grep -q "/nonexistent/bzImage" <<<"$err"
 
 done_testing
