@@ -66,4 +66,16 @@ for cmd in $(sed -n 's/^  \([a-z]\+\) .*/\1/p' <<<"$help" | sort -u); do
 	check "the man page covers the options of '$cmd' (missing:${missing:- none})" test -z "$missing"
 done
 
+# scripts/install-deps: each line of its lists is one package and a reason.
+# A quote in a reason ends the shell string early and breaks `make deps`.
+for distro in DEBIAN FEDORA; do
+	body=$(sed -n "/^${distro}_PKGS='\$/,/^'\$/p" "$SRCDIR/scripts/install-deps" | sed '1d;$d')
+	bad=$(grep -vE "^[a-z0-9][a-z0-9.+-]*\\|[^|']+$" <<<"$body" || true)
+	check "install-deps: every $distro line is package|reason${bad:+ (bad: $bad)}" test -z "$bad"
+	check "install-deps: the $distro list is not empty" test -n "$body"
+done
+deps=$("$SRCDIR/scripts/install-deps" --list)
+check "install-deps --list ends with the last package of the list" grep -q '^jq|' <<<"$(tail -1 <<<"$deps")"
+check "install-deps --list gives every line" test "$(wc -l <<<"$deps")" -ge 30
+
 done_testing
