@@ -11,7 +11,7 @@ cp -r "$SRCDIR/tests/ui/fixtures/runs/"* "$FSWB_HOME/data/runs/"
 ui_start 80 24 -- --history
 check_screen "history opens" "fswb · history"
 check_screen "history lists both runs" "2 runs"
-ui_screen >"$T/hist.txt"
+ui_settle; ui_screen >"$T/hist.txt"
 check "newest run first" grep -qE '2026-12-03 17:07 +ext4/4k' <(sed -n 4p "$T/hist.txt")
 check "summary of the failed run" grep -qF "2 passed, 2 failed, 1 not run" "$T/hist.txt"
 check "summary of the crashed run" grep -qF "0 passed, 1 failed" "$T/hist.txt"
@@ -20,7 +20,7 @@ check "key bar" grep -qE 'Enter open +Space mark +c compare' "$T/hist.txt"
 # open the older run (the second line)
 ui_keys Down Enter
 check_screen "run view opens" "run 20261203-170239"
-ui_screen >"$T/run.txt"
+ui_settle; ui_screen >"$T/run.txt"
 check "progress counts" grep -qE '5/5 +✓ 2 +✗ 2 +– 1 +done' "$T/run.txt"
 check "stages" grep -qE 'kernel ✓ +appliance ✓ +boot ✓ +tests ✓ +results ✓' "$T/run.txt"
 check "failed test with its reason" grep -qE '✗ generic/006 +6s +mismatch' "$T/run.txt"
@@ -44,7 +44,7 @@ ui_keys q
 check_screen "back in the history" "2 runs"
 ui_keys Home Space Space c
 check_screen "compare view" "compare 20261203-170239 → 20261203-170725"
-ui_screen >"$T/cmp.txt"
+ui_settle; ui_screen >"$T/cmp.txt"
 check "compare: the crash is a new failure" grep -qE "new failure +ext4/4k generic/010 +- +crashed" "$T/cmp.txt"
 check "compare: tests only in the older run" grep -qF "only in the older run" "$T/cmp.txt"
 ui_keys q q
@@ -55,7 +55,7 @@ ui_stop
 # 200x60: the same run, more room
 ui_start 200 60 -- --open 20261203-170239
 check_screen "large: run view" "run 20261203-170239"
-ui_screen >"$T/big.txt"
+ui_settle; ui_screen >"$T/big.txt"
 check "large: fits 200 columns" screen_fits 200
 check "large: key bar at the bottom" grep -qE 'Enter details' <(sed -n 60p "$T/big.txt")
 check "large: marker lines of test starts" grep -qE '▶ \[ +[0-9.]+\] run fstests generic/008' "$T/big.txt"
@@ -64,7 +64,7 @@ ui_stop
 # ASCII: LANG=C gives ASCII marks and borders only
 ui_start 80 24 LC_ALL=C LANG=C -- --open 20261203-170239
 check_screen "ascii: run view" "run 20261203-170239"
-ui_screen >"$T/ascii.txt"
+ui_settle; ui_screen >"$T/ascii.txt"
 check "ascii: only ASCII on the screen" bash -c "! LC_ALL=C grep -qP '[^\x00-\x7f]' '$T/ascii.txt'"
 check "ascii: marks" grep -qE 'x generic/006 +6s +mismatch' "$T/ascii.txt"
 check "ascii: progress bar" grep -qE '#### .*5/5' "$T/ascii.txt"

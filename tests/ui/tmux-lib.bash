@@ -7,6 +7,7 @@
 #   ui_keys KEY...                 tmux send-keys (Enter, Escape, Tab, Up, C-c, "text")
 #   ui_wait TEXT [SECONDS]         wait until the screen shows TEXT (grep -F); 1 if never
 #   ui_screen                      the screen as text
+#   ui_settle                      wait until the screen stops changing (at most 5 s)
 #   ui_alive                       whether the program still runs
 #   ui_stop                        end the session
 BUILD=${BUILD:-build}
@@ -57,6 +58,16 @@ ui_wait() {
 		sleep 0.05
 	done
 	return 1
+}
+
+ui_settle() {
+	local prev='' cur i
+	for ((i = 0; i < 25; i++)); do
+		cur=$(ui_screen)
+		[ -n "$prev" ] && [ "$cur" = "$prev" ] && return 0
+		prev=$cur
+		sleep 0.2
+	done
 }
 
 ui_alive() {

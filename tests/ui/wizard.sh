@@ -11,7 +11,7 @@ MINI=$SRCDIR/tests/fixtures/mini-fstests
 
 ui_start 80 24
 check_screen "welcome" "fswb · fstests workbench"
-ui_screen >"$T/welcome.txt"
+ui_settle; ui_screen >"$T/welcome.txt"
 check "welcome: step 1 of 6" grep -qF "step 1 of 6" "$T/welcome.txt"
 check "welcome: what fstests is" grep -qF "fstests is the Linux filesystem test suite" "$T/welcome.txt"
 check "welcome: this machine" grep -qF "This machine" "$T/welcome.txt"
@@ -25,7 +25,7 @@ check_screen "kernel: automatic choice" "automatic (a tree here, else installed)
 check_screen "kernel: checked for the config" "checked for ext4/4k"
 ui_keys Enter
 check_screen "filesystem step" "step 3 of 6"
-ui_screen >"$T/fs.txt"
+ui_settle; ui_screen >"$T/fs.txt"
 check "filesystem: configs listed" grep -qE "xfs/1k +XFS with 1" "$T/fs.txt"
 check "filesystem: the chosen one marked" grep -qE "▸ ext4/4k" "$T/fs.txt"
 check "filesystem: details of the highlighted" grep -qE "│ ext4/4k$" "$T/fs.txt"
@@ -44,7 +44,7 @@ ui_keys Enter
 check_screen "tests step" "step 5 of 6"
 ui_keys f C-u "$MINI" Enter
 check_screen "tests: preset counted from the catalogue" "10 tests: The quick group"
-ui_screen >"$T/tests.txt"
+ui_settle; ui_screen >"$T/tests.txt"
 check "tests: the three presets" grep -qE "auto .*quick .*" <(tr '\n' ' ' <"$T/tests.txt")
 ui_keys x C-u dangerous Enter
 check_screen "tests: exclusion shown" "leave out groups: dangerous"
@@ -56,7 +56,7 @@ check_screen "groups: narrowed" "Groups matching 'self': 1"
 check "groups: the group and its count" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE '^  selftest +2 tests'"
 ui_keys Enter
 check_screen "review after a group" "step 6 of 6"
-ui_screen >"$T/review.txt"
+ui_settle; ui_screen >"$T/review.txt"
 check "review: filesystems" grep -qF "filesystem  ext4/4k, xfs/4k" "$T/review.txt"
 check "review: backend and CPUs" grep -qE "backend +qemu · 3 CPUs · 2 GiB" "$T/review.txt"
 check "review: the group" grep -qE "tests +group selftest" "$T/review.txt"
@@ -72,7 +72,7 @@ check_screen "search: one match, found by its description" "Tests matching 'LOGW
 check_screen "search: the test" "generic/004      Needs a dm-log-writes device"
 ui_keys Enter
 check_screen "review after one test" "generic/004   (1 test)"
-ui_screen >"$T/review2.txt"
+ui_settle; ui_screen >"$T/review2.txt"
 check "review: the test in the command" grep -qF -- "-x dangerous --fstests-src $MINI --cpus 3 generic/004" <(sed -n '/The same run/,/^$/p' "$T/review2.txt" | tail -n +2 | sed 's/^ *//' | tr '\n' ' ')
 
 # back with Esc, quit from the welcome
@@ -89,14 +89,14 @@ check_screen "large: welcome" "step 1 of 6"
 check "large: fits" screen_fits 200
 ui_keys 6
 check_screen "large: review" "step 6 of 6"
-ui_screen >"$T/big.txt"
+ui_settle; ui_screen >"$T/big.txt"
 check "large: key bar on the last line" grep -qE "Enter start" <(sed -n 60p "$T/big.txt")
 ui_stop
 
 # ASCII
 ui_start 80 24 LC_ALL=C LANG=C
 check_screen "ascii: welcome" "step 1 of 6"
-ui_screen >"$T/ascii.txt"
+ui_settle; ui_screen >"$T/ascii.txt"
 check "ascii: only ASCII" bash -c "! LC_ALL=C grep -qP '[^\x00-\x7f]' '$T/ascii.txt'"
 check "ascii: arrows spelled" grep -qF "pick a kernel -> pick" "$T/ascii.txt"
 ui_stop
@@ -110,7 +110,7 @@ ui_start 80 24 -- --open 20261203-170239
 check_screen "run view of the recorded run" "5/5"
 ui_keys Enter
 check_screen "detail opens on the first failure" "generic/006 · output mismatch"
-ui_screen >"$T/detail.txt"
+ui_settle; ui_screen >"$T/detail.txt"
 check "detail: diff header" grep -qF -- "--- tests/generic/006.out" "$T/detail.txt"
 check "detail: removed line" grep -qE "^ -size 8192" "$T/detail.txt"
 check "detail: added line" grep -qE "^ \+size 4096" "$T/detail.txt"
