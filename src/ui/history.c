@@ -490,7 +490,7 @@ static const struct view_ops history_ops = {
 	.click = history_click,
 	.resume = history_resume,
 	.free = history_free,
-	.docs = "first-run.md",
+	.docs = "first-run.md#5-reading-the-summary",
 };
 
 void

@@ -627,7 +627,7 @@ static const struct view_ops runview_ops = {
 	.key = runview_key,
 	.click = runview_click,
 	.free = runview_free,
-	.docs = "first-run.md",
+	.docs = "first-run.md#5-reading-the-summary",
 };
 
 void

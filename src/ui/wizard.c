@@ -26,9 +26,14 @@ enum step { S_WELCOME, S_KERNEL, S_FS, S_BACKEND, S_TESTS, S_REVIEW, S_COUNT };
 static const char *const step_names[S_COUNT] = {
 	"fstests workbench", "kernel", "filesystem", "backend", "tests", "review",
 };
+/* Pages of docs/getting-started ('#' a heading's anchor), one per step. */
 static const char *const step_docs[S_COUNT] = {
-	"what-is-fstests.md", "kernels.md",	   "filesystems.md",
-	"backends.md",	      "choosing-tests.md", "first-run.md",
+	"what-is-fstests.md",
+	"first-run.md#3-what-the-run-does",
+	"what-is-fstests.md#configuration-and-sections",
+	"backends.md",
+	"first-run.md#4-choosing-what-to-run",
+	"first-run.md",
 };
 
 /* What the tests step offers, in order. */
