@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # mini-fstests (tests/fixtures/mini-fstests) on real loop devices, as root:
 # its check's stdout has the shapes of real fstests output (each shape is
-# checked against the real fixtures in ../shared/fixtures/fstests when they
-# are there), it writes the results/ files fstests writes, a valid xunit
-# report, and its options (-g -x -e -E -X -s -n -T -b -L -R) select, exclude
+# checked against the real runs in tests/fixtures/fstests-runs), it writes
+# the results/ files fstests writes, a valid xunit report (checked against
+# fstests' schema when a real fstests tree is there), and its options (-g -x -e -E -X -s -n -T -b -L -R) select, exclude
 # and report as fstests' check does. The dangerous tests (panic, hang) are
 # never part of -g auto/quick/smoketest, and they refuse to run here.
 . "$(dirname "$0")/../lib.sh"
 
 MINI=$SRCDIR/tests/fixtures/mini-fstests
-FIX=${FSWB_FIXTURES:-$SRCDIR/../shared/fixtures/fstests}
+FIX=${FSWB_FIXTURES:-$SRCDIR/tests/fixtures/fstests-runs}
 # fstests' xunit schema, if an fstests checkout is at hand (never copied here)
 XSD=${FSTESTS_XSD:-/work/ref/xfstests/doc/xunit.xsd}
 NS="https://git.kernel.org/pub/scm/fs/xfs/xfstests-dev.git"

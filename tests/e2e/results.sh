@@ -3,7 +3,7 @@
 # runs and showing one, with the errors a newcomer may hit.
 . "$(dirname "$0")/../lib.sh"
 
-FIX=${FSWB_FIXTURES:-$SRCDIR/../shared/fixtures/fstests}
+FIX=${FSWB_FIXTURES:-$SRCDIR/tests/fixtures/fstests-runs}
 if [ ! -d "$FIX/B-mismatch" ]; then
 	skip "fstests fixtures" "no fixtures at $FIX"
 	done_testing

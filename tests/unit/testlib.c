@@ -75,7 +75,7 @@ test_fixture(const char *rel)
 	} else {
 		char *src = test_srcdir();
 
-		base = xasprintf("%s/../shared/fixtures/fstests", src);
+		base = xasprintf("%s/tests/fixtures/fstests-runs", src);
 		free(src);
 	}
 	p = path_join(base, rel);

@@ -31,7 +31,7 @@ char *test_srcdir(void);
 /* A path below the source tree: test_path("profiles"). free() it. */
 char *test_path(const char *rel);
 /*
- * The real fstests fixtures (../shared/fixtures/fstests beside the tree, or
+ * The real fstests fixtures (tests/fixtures/fstests-runs, or
  * FSWB_FIXTURES): test_fixture("A-plain-pass-notrun/stdout.txt"). free() it.
  */
 char *test_fixture(const char *rel);
