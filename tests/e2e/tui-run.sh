@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The workbench end to end: the real binary in tmux, through the wizard (the
+# mini-fstests tree, one test found by search, a second config) to a live
+# run in real QEMU guests (TCG here), its run view while the guest works and
+# when it is done, the failing test's detail, and the run in the history.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../ui/tmux-lib.bash"
+ui_setup
+
+CACHE=${FSWB_TEST_CACHE:-/var/tmp/fswb-test-cache}
+MINI=$SRCDIR/tests/fixtures/mini-fstests
+for tool in qemu-system-x86_64 qemu-img mmdebstrap; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		skip "the workbench's live run" "$tool is not installed (make deps)"
+		done_testing
+		exit 0
+	fi
+done
+if ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
+	skip "the workbench's live run" "no kernel in /boot (make deps installs one)"
+	done_testing
+	exit 0
+fi
+qemus() { pgrep -f "qemu-system-x86_64.*$FSWB_HOME" | wc -l; }
+at_exit '[ "$(qemus)" -eq 0 ] || pkill -f "qemu-system-x86_64.*$FSWB_HOME"'
+
+ui_start 100 30 FSWB_CACHE_DIR="$CACHE/fswb"
+check_screen "welcome" "step 1 of 6"
+ui_keys Enter
+check_screen "kernel step" "step 2 of 6"
+ui_keys Enter
+check_screen "filesystem step" "step 3 of 6"
+ui_keys Enter
+check_screen "backend step" "step 4 of 6"
+ui_keys Enter
+check_screen "tests step" "step 5 of 6"
+ui_keys f C-u "$MINI" Enter
+check_screen "tests: the mini-fstests catalogue" "10 tests: The quick group"
+ui_keys End Enter
+check_screen "one test by search" "Tests matching"
+ui_keys g e n e r i c / 0 0 6
+check_screen "search: generic/006" "Tests matching 'generic/006': 1"
+ui_keys Enter
+check_screen "review" "step 6 of 6"
+check_screen "review: the command line" "--fstests-src $MINI"
+check_screen "review: one test" "generic/006   (1 test)"
+ui_keys Enter
+
+# the live run: stages first, then the test, with the kernel log beside it
+check_screen "run view" "0/1" 30
+check_screen "the boot stage shows" "boot" 600
+check_screen "the kernel log shows the guest's kernel" "Linux version" 600
+check_screen "the test starts, marked in the kernel log" "run fstests generic/006" 600
+check_screen "the run ends" "the run has ended" 600
+ui_settle
+ui_screen >"$T/run.txt"
+check "the test failed on its output" grep -qE "generic/006 .*output mismatch|generic/006 +[0-9]+s" "$T/run.txt"
+check "the counts: 1 of 1, 1 failed" grep -qE "1/1 .* 0 .* 1 .* 0 +done" "$T/run.txt"
+check "the run view fits" screen_fits 100
+for ((i = 0; i < 50 && $(qemus) > 0; i++)); do sleep 0.2; done
+check "no guest is left when the run is done" test "$(qemus)" -eq 0
+
+# Enter on the failed test: its golden-output diff
+ui_keys Enter
+check_screen "detail: the test" "generic/006"
+check_screen "detail: the diff of the golden output" "out.bad"
+ui_keys Escape
+check_screen "back to the run view" "1/1"
+
+# the run in the history
+ui_keys Escape
+ui_keys h
+check_screen "history: the run" "1 failed"
+ui_keys q
+check_screen "q from the history: back to the review" "Enter start"
+ui_keys q
+for ((i = 0; i < 50; i++)); do ui_alive || break; sleep 0.1; done
+check "q on the review leaves the workbench" bash -c "! ui_alive 2>/dev/null; [ \"\$(tmux -L '$UI_SOCK' display-message -p -t '$UI_SESSION' '#{pane_dead}')\" = 1 ]"
+check "the run directory has run.json" bash -c "ls '$FSWB_HOME'/data/runs/*/run.json"
+check "run.json has generic/006 failed" bash -c "grep -A3 '\"generic/006\"' '$FSWB_HOME'/data/runs/*/run.json | grep -q '\"fail\"'"
+check "no sanitizer reports" sanitizers_clean
+done_testing
