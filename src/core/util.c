@@ -161,6 +161,26 @@ strbuf_addch(struct strbuf *sb, int c)
 }
 
 void
+strbuf_add_utf8(struct strbuf *sb, unsigned long cp)
+{
+	if (cp < 0x80) {
+		strbuf_addch(sb, (int)cp);
+	} else if (cp < 0x800) {
+		strbuf_addch(sb, (int)(0xc0 | (cp >> 6)));
+		strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
+	} else if (cp < 0x10000) {
+		strbuf_addch(sb, (int)(0xe0 | (cp >> 12)));
+		strbuf_addch(sb, (int)(0x80 | ((cp >> 6) & 0x3f)));
+		strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
+	} else {
+		strbuf_addch(sb, (int)(0xf0 | (cp >> 18)));
+		strbuf_addch(sb, (int)(0x80 | ((cp >> 12) & 0x3f)));
+		strbuf_addch(sb, (int)(0x80 | ((cp >> 6) & 0x3f)));
+		strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
+	}
+}
+
+void
 strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;

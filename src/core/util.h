@@ -60,6 +60,8 @@ void strbuf_grow(struct strbuf *sb, size_t extra);
 void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_adds(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, int c);
+/* Code point cp (at most 0x10ffff; the caller rejects invalid ones) as UTF-8. */
+void strbuf_add_utf8(struct strbuf *sb, unsigned long cp);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_setlen(struct strbuf *sb, size_t len);
 /* Hand the buffer to the caller (free() it); sb is left empty. */

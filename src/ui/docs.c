@@ -48,26 +48,6 @@ width_cols(const char *s, size_t n, bool ascii)
 	return w;
 }
 
-static void
-utf8_put(struct strbuf *sb, unsigned long cp)
-{
-	if (cp < 0x80) {
-		strbuf_addch(sb, (int)cp);
-	} else if (cp < 0x800) {
-		strbuf_addch(sb, (int)(0xc0 | (cp >> 6)));
-		strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
-	} else if (cp < 0x10000) {
-		strbuf_addch(sb, (int)(0xe0 | (cp >> 12)));
-		strbuf_addch(sb, (int)(0x80 | ((cp >> 6) & 0x3f)));
-		strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
-	} else {
-		strbuf_addch(sb, (int)(0xf0 | (cp >> 18)));
-		strbuf_addch(sb, (int)(0x80 | ((cp >> 12) & 0x3f)));
-		strbuf_addch(sb, (int)(0x80 | ((cp >> 6) & 0x3f)));
-		strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
-	}
-}
-
 static int
 cmp_str(const void *a, const void *b)
 {
@@ -611,7 +591,7 @@ prompt_key(struct prompt *p, int key)
 	else if (key >= ' ' && key < 0x110000 && key != 0x7f) {
 		struct strbuf sb = STRBUF_INIT;
 
-		utf8_put(&sb, (unsigned long)key);
+		strbuf_add_utf8(&sb, (unsigned long)key);
 		lineedit_insert(&p->le, sb.buf, sb.len);
 		strbuf_release(&sb);
 	}

@@ -49,7 +49,6 @@ ui_keys Enter
 # the live run: stages first, then the test, with the kernel log beside it
 check_screen "run view" "0/1" 30
 check_screen "the boot stage shows" "boot" 600
-check_screen "the kernel log shows the guest's kernel" "Linux version" 600
 check_screen "the test starts, marked in the kernel log" "run fstests generic/006" 600
 check_screen "the run ends" "the run has ended" 600
 ui_settle
@@ -59,6 +58,12 @@ check "the counts: 1 of 1, 1 failed" grep -qE "1/1 .* 0 .* 1 .* 0 +done" "$T/run
 check "the run view fits" screen_fits 100
 for ((i = 0; i < 50 && $(qemus) > 0; i++)); do sleep 0.2; done
 check "no guest is left when the run is done" test "$(qemus)" -eq 0
+
+# the kernel log scrolled back to its start: the guest's kernel booting
+ui_keys Tab Home
+check_screen "the kernel log from its start: the guest's kernel" "Linux version"
+check_screen "the kernel log is no longer following" "scrolled (f follows)"
+ui_keys f Tab
 
 # Enter on the failed test: its golden-output diff
 ui_keys Enter
@@ -75,7 +80,7 @@ ui_keys q
 check_screen "q from the history: back to the review" "Enter start"
 ui_keys q
 for ((i = 0; i < 50; i++)); do ui_alive || break; sleep 0.1; done
-check "q on the review leaves the workbench" bash -c "! ui_alive 2>/dev/null; [ \"\$(tmux -L '$UI_SOCK' display-message -p -t '$UI_SESSION' '#{pane_dead}')\" = 1 ]"
+check "q on the review leaves the workbench" test "$(_tmux display-message -p -t "$UI_SESSION" '#{pane_dead}')" = 1
 check "the run directory has run.json" bash -c "ls '$FSWB_HOME'/data/runs/*/run.json"
 check "run.json has generic/006 failed" bash -c "grep -A3 '\"generic/006\"' '$FSWB_HOME'/data/runs/*/run.json | grep -q '\"fail\"'"
 check "no sanitizer reports" sanitizers_clean
