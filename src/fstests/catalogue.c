@@ -360,6 +360,9 @@ catalogue_load(const char *fstests_dir, struct catalogue *out)
 				group_add(&cat, &galloc, t->groups.v[g])->ntests++;
 		}
 	}
+	for (size_t g = 0; g < cat.ngroups; g++)
+		if (!strcmp(cat.groups[g].name, "all")) /* check's -g all: every test */
+			cat.groups[g].ntests = cat.ntests;
 	if (cat.ngroups > 1)
 		qsort(cat.groups, cat.ngroups, sizeof(*cat.groups), cmp_group);
 	free(tests_dir);
