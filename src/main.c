@@ -599,7 +599,7 @@ main(int argc, char **argv)
 
 	paths_set_builtin(FSWB_SRCDIR, FSWB_SHAREDIR);
 	if (argc < 2) {
-		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+		if ((isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) || ui_headless())
 			return ui_main(argc, argv);
 		usage(stdout);
 		printf("\nIn a terminal, 'fswb' alone opens the workbench; without one, start "

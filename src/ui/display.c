@@ -12,6 +12,7 @@
 
 #include "core/status.h"
 #include "ui/text.h"
+#include "ui/ui.h"
 #include "ui/ui_int.h"
 
 static const struct glyphs utf8_glyphs = {
@@ -81,7 +82,41 @@ env_set(const char *name)
 	return v && *v;
 }
 
-void
+/*
+ * The virtual screen: curses writes to /dev/null at FSWB_SCREEN's size
+ * (LINES and COLUMNS, which curses honours when its output is no terminal)
+ * with one terminal description everywhere, so screens are the same on
+ * every machine.
+ */
+static enum status
+headless_init(void)
+{
+	const char *size = getenv("FSWB_SCREEN");
+	int cols = 80, rows = 24;
+	char buf[16];
+	FILE *out, *in;
+
+	if (size && *size && ui_parse_size(size, &cols, &rows) != OK)
+		return error_prefix(ERR_INVALID, "FSWB_SCREEN");
+	snprintf(buf, sizeof(buf), "%d", rows);
+	setenv("LINES", buf, 1);
+	snprintf(buf, sizeof(buf), "%d", cols);
+	setenv("COLUMNS", buf, 1);
+	use_env(TRUE);
+	out = fopen("/dev/null", "w");
+	in = fopen("/dev/null", "r");
+	if (!out || !in || !newterm("xterm-256color", out, in)) {
+		if (out)
+			fclose(out);
+		if (in)
+			fclose(in);
+		return error(ERR_NOTFOUND, "no virtual screen: curses cannot open the terminal "
+					   "'xterm-256color' (install ncurses-base)");
+	}
+	return OK;
+}
+
+enum status
 ui_display_init(struct ui *ui)
 {
 	const char *codeset;
@@ -91,9 +126,16 @@ ui_display_init(struct ui *ui)
 	ui->ascii = env_set("FSWB_ASCII") || !codeset || strcasecmp(codeset, "UTF-8");
 	ui->g = ui->ascii ? ascii_glyphs : utf8_glyphs;
 
+	if (ui_headless()) {
+		enum status st = headless_init();
+
+		if (st != OK)
+			return st;
+	} else {
+		initscr();
+	}
 	fatal_ui = ui;
 	set_fatal_hook(fatal_hook);
-	initscr();
 	cbreak();
 	noecho();
 	nonl();
@@ -119,6 +161,7 @@ ui_display_init(struct ui *ui)
 		init_pair(8, COLOR_WHITE, COLOR_RED);
 	}
 	getmaxyx(stdscr, ui->rows, ui->cols);
+	return OK;
 }
 
 void

@@ -195,6 +195,13 @@ ui_draw(struct ui *ui)
 	ui->drawn_once = true;
 }
 
+void
+ui_draw_now(struct ui *ui)
+{
+	if (ui->dirty)
+		ui_draw(ui);
+}
+
 /* ---- input ---- */
 
 static void
@@ -243,8 +250,8 @@ react(struct ui *ui, enum reaction r)
 	}
 }
 
-static void
-handle_key(struct ui *ui, int key)
+void
+ui_feed_key(struct ui *ui, int key)
 {
 	struct view *v = ui_top(ui);
 	enum reaction r;
@@ -295,11 +302,11 @@ handle_mouse(struct ui *ui)
 	if (getmouse(&me) != OK || !v)
 		return;
 	if (me.bstate & BUTTON4_PRESSED) {
-		handle_key(ui, K_UP);
+		ui_feed_key(ui, K_UP);
 		return;
 	}
 	if (me.bstate & BUTTON5_PRESSED) {
-		handle_key(ui, K_DOWN);
+		ui_feed_key(ui, K_DOWN);
 		return;
 	}
 	if (!(me.bstate & (BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED)))
@@ -309,7 +316,7 @@ handle_mouse(struct ui *ui)
 	if (me.y == ui->rows - 1) {
 		code = keybar_hit(ui->keys, ui->nkeys, ui->key_x, ui->key_w, me.x);
 		if (code)
-			handle_key(ui, code);
+			ui_feed_key(ui, code);
 		return;
 	}
 	if (v->ops->click)
@@ -353,15 +360,15 @@ on_tty(struct loop *loop, int fd, short revents, void *data)
 			else if (wch == KEY_RESIZE)
 				ui_dirty(ui);
 			else if (wch == KEY_ENTER)
-				handle_key(ui, K_ENTER);
+				ui_feed_key(ui, K_ENTER);
 			else
-				handle_key(ui, UIK((int)wch));
+				ui_feed_key(ui, UIK((int)wch));
 		} else if (wch == '\r') {
-			handle_key(ui, K_ENTER);
+			ui_feed_key(ui, K_ENTER);
 		} else if (wch == 127 || wch == 8) {
-			handle_key(ui, K_BS);
+			ui_feed_key(ui, K_BS);
 		} else {
-			handle_key(ui, (int)wch);
+			ui_feed_key(ui, (int)wch);
 		}
 		if (ui->quit)
 			break;
@@ -428,7 +435,7 @@ ui_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ui ui;
-	const char *open_run = NULL, *docs_page = NULL;
+	const char *open_run = NULL, *docs_page = NULL, *script = NULL;
 	bool history = false, docs = false;
 	int c;
 
@@ -468,16 +475,27 @@ ui_main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+	if (ui_headless() && !(script = getenv("FSWB_SCRIPT"))) {
+		fprintf(stderr, "fswb: FSWB_NO_DISPLAY is set but FSWB_SCRIPT is not: give the "
+				"key script that drives the workbench\n");
+		return 2;
+	}
+	if (!script && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		fprintf(stderr, "fswb: the workbench needs a terminal; without one, use "
 				"'fswb run' (see 'fswb --help')\n");
 		return 2;
 	}
 
 	ui.loop = loop_new();
-	ui_display_init(&ui);
-	loop_add_fd(ui.loop, STDIN_FILENO, POLLIN, on_tty, &ui);
-	loop_watch_signal(ui.loop, SIGWINCH, on_winch, &ui);
+	if (ui_display_init(&ui) != OK) {
+		fprintf(stderr, "fswb: %s\n", error_msg());
+		loop_free(ui.loop);
+		return 2;
+	}
+	if (!script) {
+		loop_add_fd(ui.loop, STDIN_FILENO, POLLIN, on_tty, &ui);
+		loop_watch_signal(ui.loop, SIGWINCH, on_winch, &ui);
+	}
 	loop_watch_signal(ui.loop, SIGINT, on_signal, &ui);
 	loop_watch_signal(ui.loop, SIGTERM, on_signal, &ui);
 	loop_watch_signal(ui.loop, SIGHUP, on_signal, &ui);
@@ -493,6 +511,8 @@ ui_main(int argc, char **argv)
 		wizard_open(&ui);
 	}
 	ui_dirty(&ui);
+	if (script)
+		ui_run_script(&ui, script);
 	while (!ui.quit && ui.depth)
 		loop_run_once(ui.loop, -1);
 

@@ -147,7 +147,8 @@ struct ui {
 };
 
 /* ---- display.c ---- */
-void ui_display_init(struct ui *ui);
+/* Curses on the terminal, or on a virtual screen when ui_headless(). */
+enum status ui_display_init(struct ui *ui);
 void ui_display_end(struct ui *ui);
 attr_t ui_attr(const struct ui *ui, enum role role);
 /* Sanitised text at y, x cut to width columns (ellipsis when cut); the columns drawn. */
@@ -173,6 +174,16 @@ void ui_msg(struct ui *ui, bool is_error, const char *fmt, ...)
 
 /* ---- ui.c ---- */
 void ui_dirty(struct ui *ui);
+/* Draw at once when something changed (the key script's pace). */
+void ui_draw_now(struct ui *ui);
+/* A key as if typed: the question, the top view, then ? q Esc Q. */
+void ui_feed_key(struct ui *ui, int key);
+
+/* ---- script.c: the workbench without a terminal ---- */
+/* "COLSxROWS" */
+enum status ui_parse_size(const char *s, int *cols, int *rows);
+/* Run the key script at path, then quit; exit_code 2 on a bad line (named). */
+void ui_run_script(struct ui *ui, const char *path);
 void ui_push(struct ui *ui, const struct view_ops *ops, void *priv);
 void ui_pop(struct ui *ui);
 struct view *ui_top(struct ui *ui);

@@ -477,13 +477,11 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 			if (f->group != HC_HOST && f->group != HC_QEMU)
 				continue;
 			ui_put(ui, y, 4, 1, role, mark);
-			ui_putf(ui, y, 6, width - 4, R_NORMAL, "%s%s%s%s%s", f->name,
+			ui_putf(ui, y++, 6, width - 4, R_NORMAL, "%s%s%s%s%s%s", f->name,
 				f->detail ? ": " : "", f->detail ? f->detail : "",
 				f->fix && f->state != HC_OK ? " (fix: " : "",
-				f->fix && f->state != HC_OK ? f->fix : "");
-			if (f->fix && f->state != HC_OK)
-				ui_put(ui, y, ui->cols - 3, 1, R_NORMAL, ")");
-			y++;
+				f->fix && f->state != HC_OK ? f->fix : "",
+				f->fix && f->state != HC_OK ? ")" : "");
 		}
 	} else if (w->probed) {
 		ui_put(ui, y, 4, 1, w->probe.usable ? R_PASS : R_FAIL,
@@ -495,8 +493,7 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 	if (!nsmoke)
 		nsmoke = 12;
 	if (slow_here(w) && y < maxy - 1) {
-		s = xasprintf("KVM is not usable here: guests run under TCG emulation, about 3-10x "
-			      "slower. A smoke run takes %s instead of %s.",
+		s = xasprintf("A smoke run takes %s here under TCG instead of %s with KVM.",
 			      format_eta(estimate_run(nsmoke, 1, true, 0), est, sizeof(est)),
 			      format_eta(estimate_run(nsmoke, 1, false, 0), est2, sizeof(est2)));
 		ui_put(ui, y, 4, 1, R_WARN, ui->g.warn);
@@ -897,7 +894,8 @@ draw_pick(struct ui *ui, struct wizard *w, int y0, int body_h)
 			const struct catalogue_group *g = &w->cat.groups[w->pick[i]];
 
 			ui_put(ui, y, 2, 16, sel ? R_SEL : R_BOLD, g->name);
-			ui_putf(ui, y, 19, 10, sel ? R_SEL : R_DIM, "%4zu tests", g->ntests);
+			ui_putf(ui, y, 19, 10, sel ? R_SEL : R_DIM, "%4zu %s", g->ntests,
+				g->ntests == 1 ? "test" : "tests");
 			ui_put(ui, y, 31, ui->cols - 32, sel ? R_SEL : R_NORMAL, g->description);
 		} else {
 			const struct catalogue_test *t = &w->cat.tests[w->pick[i]];
