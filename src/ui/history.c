@@ -596,6 +596,18 @@ history_open_run(struct ui *ui, const char *run)
 			ui_msg(ui, false, "%u line%s of events.jsonl could not be read", skipped,
 			       skipped == 1 ? "" : "s");
 		event_bus_release(&bus);
+		if (m->begun && !m->ended) {
+			/* fswb was killed, or the machine stopped: the run ends where its events do */
+			struct event ev;
+
+			memset(&ev, 0, sizeof(ev));
+			ev.type = EV_RUN_END;
+			ev.wall_ms = m->last_ms;
+			ev.u.end.exit_code = 2;
+			ev.u.end.interrupted = true;
+			run_model_event(m, &ev);
+			ui_msg(ui, true, "this run was cut off before its summary (fswb killed?)");
+		}
 	} else if (have_rec) {
 		model_from_record(m, &rec);
 	} else {

@@ -335,6 +335,16 @@ run_model_event(struct run_model *m, const struct event *ev)
 		m->interrupted = ev->u.end.interrupted;
 		m->exit_code = ev->u.end.exit_code;
 		m->end_ms = ev->wall_ms;
+		for (size_t k = 0; k < m->nstages; k++) {
+			struct rm_stage *st = &m->stages[k];
+
+			if (st->state != RM_STAGE_RUNNING)
+				continue;
+			st->state = RM_STAGE_FAILED;
+			free(st->message);
+			st->message = xstrdup("stopped");
+			st->end_ms = ev->wall_ms;
+		}
 		if (m->running >= 0 && m->tests[m->running].state == RM_RUNNING)
 			m->tests[m->running].state = RM_PENDING;
 		m->running = -1;

@@ -12,10 +12,16 @@ MINI=$SRCDIR/tests/fixtures/mini-fstests
 mkdir -p "$FSWB_HOME/data/runs"
 cp -r "$SRCDIR/tests/ui/fixtures/runs/"* "$FSWB_HOME/data/runs/"
 unset DISPLAY WAYLAND_DISPLAY
+# a run cut off in the middle of a test: its events up to generic/006's start
+CUTOFF=$T/cutoff
+cp -r "$SRCDIR/tests/ui/fixtures/runs/20261203-170239" "$CUTOFF"
+rm "$CUTOFF/run.json" "$CUTOFF/junit.xml"
+sed '/"test_start".*"generic\/006"/q' "$SRCDIR/tests/ui/fixtures/runs/20261203-170239/events.jsonl" \
+	>"$CUTOFF/events.jsonl"
 
 for keys in "$DIR"/*.keys; do
 	name=$(basename "$keys" .keys)
-	read -ra args <<<"$(sed -n 's/^# args: //p' "$keys")"
+	read -ra args <<<"$(sed -n "s|@CUTOFF@|$CUTOFF|; s/^# args: //p" "$keys")"
 	read -ra envs <<<"$(sed -n 's/^# env: //p' "$keys")"
 	for size in 80x24 200x60; do
 		out=$T/screens/$name.$size
