@@ -12,6 +12,7 @@
 
 #include "core/util.h"
 #include "ui/text.h"
+#include "ui/ui.h"
 #include "ui/ui_int.h"
 
 struct runview {
@@ -30,11 +31,18 @@ struct runview {
 	int body_y, body_h;
 };
 
+/*
+ * The time the view shows: the wall clock while a live run goes, else the
+ * last event's (a finished run stays as it ended). Without a display the
+ * events alone decide, so saved screens do not depend on when they were taken.
+ */
 static uint64_t
-wall_now_ms(void)
+view_now_ms(const struct runview *rv)
 {
 	struct timespec ts;
 
+	if (!rv->live || rv->m->ended || ui_headless())
+		return rv->m->last_ms;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
@@ -136,7 +144,7 @@ static void
 draw_tests(struct ui *ui, struct runview *rv, const struct pane *p)
 {
 	struct run_model *m = rv->m;
-	uint64_t now = rv->live ? wall_now_ms() : m->last_ms;
+	uint64_t now = view_now_ms(rv);
 	bool cfgs = several_configs(m);
 	int namew = 12;
 
@@ -341,7 +349,7 @@ draw_progress(struct ui *ui, struct runview *rv, int y)
 	struct run_model *m = rv->m;
 	struct strbuf sb = STRBUF_INIT, bar = STRBUF_INIT;
 	size_t total = m->total > m->ntests ? m->total : m->ntests;
-	uint64_t now = rv->live && !m->ended ? wall_now_ms() : m->last_ms;
+	uint64_t now = view_now_ms(rv);
 	unsigned failed = m->counts.failed + m->counts.crashed + m->counts.hung;
 	char eta[32];
 	int bw, x;
@@ -407,7 +415,7 @@ runview_draw(struct ui *ui, struct view *v)
 {
 	struct runview *rv = v->priv;
 	struct run_model *m = rv->m;
-	uint64_t now = rv->live && !m->ended ? wall_now_ms() : m->last_ms;
+	uint64_t now = view_now_ms(rv);
 	char clock[32], right[64];
 	int body_y = 4, body_h = ui->rows - 6;
 	static const struct keybar_item keys[] = {
