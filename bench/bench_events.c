@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "bench.h"
 #include "core/event.h"
 #include "core/event_json.h"
 #include "core/paths.h"
@@ -102,36 +103,6 @@ on_check_event(void *data, const struct event *ev)
 	struct event copy = *ev;
 
 	event_emit(s->own, &copy);
-}
-
-/* The peak RSS so far in KiB: VmHWM, or ru_maxrss when /proc is not there. */
-static long
-peak_kib(long *maxrss)
-{
-	struct rusage ru;
-	char line[256];
-	long hwm = -1;
-	FILE *f;
-
-	getrusage(RUSAGE_SELF, &ru);
-	*maxrss = ru.ru_maxrss;
-	f = fopen("/proc/self/status", "r");
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "VmHWM:", 6))
-				hwm = strtol(line + 6, NULL, 10);
-		fclose(f);
-	}
-	return hwm >= 0 ? hwm : *maxrss;
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Feed text in two pieces, as a stream comes in chunks. */

@@ -64,6 +64,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "core/event.h"
 #include "core/loop.h"
 #include "core/util.h"
@@ -157,15 +158,6 @@ term_resize(struct ui *ui, int slave, int rows, int cols)
 /* ---- measuring ---- */
 
 static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
 cpu_s(void)
 {
 	struct rusage ru;
@@ -173,27 +165,6 @@ cpu_s(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-/* The peak RSS so far in KiB: VmHWM, or ru_maxrss when /proc is not there. */
-static long
-peak_kib(long *maxrss)
-{
-	struct rusage ru;
-	char line[256];
-	long hwm = -1;
-	FILE *f;
-
-	getrusage(RUSAGE_SELF, &ru);
-	*maxrss = ru.ru_maxrss;
-	f = fopen("/proc/self/status", "r");
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "VmHWM:", 6))
-				hwm = strtol(line + 6, NULL, 10);
-		fclose(f);
-	}
-	return hwm >= 0 ? hwm : *maxrss;
 }
 
 /* ---- the run ---- */
