@@ -126,6 +126,26 @@ test_strbuf(void **state)
 }
 
 static void
+test_strbuf_utf8(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	/* one code point of each length, at the edges of the lengths */
+	strbuf_add_utf8(&sb, 'A');
+	strbuf_add_utf8(&sb, 0x7f);
+	strbuf_add_utf8(&sb, 0xe9); /* é */
+	strbuf_add_utf8(&sb, 0x7ff);
+	strbuf_add_utf8(&sb, 0x2713); /* ✓ */
+	strbuf_add_utf8(&sb, 0xffff);
+	strbuf_add_utf8(&sb, 0x1f600); /* 😀 */
+	strbuf_add_utf8(&sb, 0x10ffff);
+	assert_string_equal(sb.buf, "A\x7f\xc3\xa9\xdf\xbf\xe2\x9c\x93\xef\xbf\xbf"
+				    "\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf");
+	strbuf_release(&sb);
+}
+
+static void
 test_strvec(void **state)
 {
 	struct strvec sv = STRVEC_INIT, copy = STRVEC_INIT;
@@ -517,12 +537,19 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_xalloc),	       cmocka_unit_test(test_alloc_grow),
-		cmocka_unit_test(test_strbuf),	       cmocka_unit_test(test_strvec),
-		cmocka_unit_test(test_str_helpers),    cmocka_unit_test(test_parse_size),
-		cmocka_unit_test(test_format_size),    cmocka_unit_test(test_format_duration),
-		cmocka_unit_test(test_sq_quote_forms), cmocka_unit_test(test_sq_quote_round_trip),
-		cmocka_unit_test(test_edit_distance),  cmocka_unit_test(test_closest_match),
+		cmocka_unit_test(test_xalloc),
+		cmocka_unit_test(test_alloc_grow),
+		cmocka_unit_test(test_strbuf_utf8),
+		cmocka_unit_test(test_strbuf),
+		cmocka_unit_test(test_strvec),
+		cmocka_unit_test(test_str_helpers),
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_format_size),
+		cmocka_unit_test(test_format_duration),
+		cmocka_unit_test(test_sq_quote_forms),
+		cmocka_unit_test(test_sq_quote_round_trip),
+		cmocka_unit_test(test_edit_distance),
+		cmocka_unit_test(test_closest_match),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
