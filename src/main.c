@@ -241,7 +241,7 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+c:g:x:e:E:o:nh", plan_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:g:x:e:E:o:nh", plan_options, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (!configs_given)
@@ -353,9 +353,6 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case ':':
-			die("fswb %s: option '%s' needs a value; see 'fswb --help'", cmd,
-			    argv[optind - 1]);
 		default:
 			cmd_bad_option(cmd, argv[optind - 1], plan_options);
 		}

@@ -104,7 +104,7 @@ parse(int argc, char **argv, struct aopts *o)
 	snprintf(cmd, sizeof(cmd), "appliance %s", o->sub);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+j:h", appliance_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "j:h", appliance_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_FSTESTS_SRC:
 			o->fstests_src = optarg;
@@ -153,9 +153,6 @@ parse(int argc, char **argv, struct aopts *o)
 		case 'h':
 			fputs(appliance_usage, stdout);
 			exit(0);
-		case ':':
-			die("fswb %s: option '%s' needs a value; see 'fswb appliance --help'", cmd,
-			    argv[optind - 1]);
 		default:
 			cmd_bad_option(cmd, argv[optind - 1], appliance_options);
 		}

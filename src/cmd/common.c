@@ -38,6 +38,12 @@ cmd_bad_option(const char *cmd, const char *arg, const struct option *opts)
 	const char *close;
 	char *word = NULL;
 
+	/* getopt also ends up here for a known option that lacks its value */
+	for (size_t i = 0; arg && opts[i].name; i++)
+		if (opts[i].has_arg == required_argument &&
+		    ((arg[0] == '-' && arg[1] == opts[i].val && !arg[2]) ||
+		     (str_startswith(arg, "--") && !strcmp(arg + 2, opts[i].name))))
+			die("fswb %s: option '%s' needs a value; see 'fswb --help'", cmd, arg);
 	if (arg && str_startswith(arg, "--")) {
 		const char *eq = strchr(arg, '=');
 

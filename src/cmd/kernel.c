@@ -140,7 +140,7 @@ parse(int argc, char **argv, struct kopts *o)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+c:j:h", kernel_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:j:h", kernel_options, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			strvec_split(&names, optarg, ", \t");
@@ -180,9 +180,6 @@ parse(int argc, char **argv, struct kopts *o)
 		case 'h':
 			fputs(kernel_usage, stdout);
 			exit(0);
-		case ':':
-			die("fswb kernel: option '%s' needs a value; see 'fswb kernel --help'",
-			    argv[optind - 1]);
 		default:
 			cmd_bad_option(cmdname(o), argv[optind - 1], kernel_options);
 		}

@@ -21,6 +21,15 @@ check "unknown option suggests --cpus" grep -q "unknown option '--cpuss' (did yo
 err=$("$FSWB" plan --dump -c ext4/4kk 2>&1)
 check "unknown config suggests ext4/4k" grep -q "did you mean 'ext4/4k'" <<<"$err"
 
+err=$("$FSWB" plan --dump -c 2>&1)
+check "an option without its value says so" grep -q "option '-c' needs a value" <<<"$err"
+err=$("$FSWB" kernel config --kernel 2>&1)
+check "a kernel option without its value says so" grep -q "option '--kernel' needs a value" <<<"$err"
+
+json=$("$FSWB" plan generic/001 -c xfs/4k --cpus 1 --dump)
+check "options may follow the tests" grep -q '"xfs/4k"' <<<"$json"
+check "the test before the options is kept" grep -q '"generic/001"' <<<"$json"
+
 err=$("$FSWB" plan --dump --cpus 2 --mem lots 2>&1)
 check "bad size names the option" grep -q -- "--mem: 'lots' is not a size" <<<"$err"
 
