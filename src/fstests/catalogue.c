@@ -435,6 +435,25 @@ catalogue_fs_dirs(const struct catalogue *cat, const char *fstyp, bool for_group
 		strvec_push(out, fsdir);
 }
 
+bool
+catalogue_name_fits(const char *name, const char *fstyp)
+{
+	static const char *const every[] = { "generic", "shared", "selftest", "perf" };
+	size_t len = strcspn(name, "/");
+	char *dir;
+	bool fits;
+
+	if (!name[len])
+		return true;
+	dir = xstrndup(name, len);
+	fits = !strcmp(dir, fstyp) ||
+	       (!strcmp(dir, "ext4") && (!strcmp(fstyp, "ext2") || !strcmp(fstyp, "ext3")));
+	for (size_t i = 0; !fits && i < ARRAY_SIZE(every); i++)
+		fits = !strcmp(dir, every[i]);
+	free(dir);
+	return fits;
+}
+
 /* Tests of group in the directories dirs, appended to out. */
 static void
 group_tests(const struct catalogue *cat, const char *group, const struct strvec *dirs,

@@ -95,6 +95,15 @@ bool catalogue_test_in_group(const struct catalogue_test *t, const char *group);
 void catalogue_fs_dirs(const struct catalogue *cat, const char *fstyp, bool for_groups,
 		       struct strvec *out);
 
+/*
+ * Whether a named test ("xfs/001", "generic/00*") is for fstyp, by its
+ * directory: generic, shared, selftest and perf hold tests for every
+ * filesystem; any other directory is a filesystem's own (ext4's also
+ * serves ext2 and ext3, as check's -g does). check runs a named test
+ * whatever FSTYP is, and another filesystem's test fails there.
+ */
+bool catalogue_name_fits(const char *name, const char *fstyp);
+
 struct catalogue_query {
 	const char *fstyp;	     /* required: "ext4" */
 	const struct strvec *tests;  /* named tests and globs; may be NULL */

@@ -12,6 +12,7 @@
 #include "core/engine.h"
 #include "core/paths.h"
 #include "core/status.h"
+#include "fstests/catalogue.h"
 #include "ui/ui_int.h"
 
 #define STOP_WAIT_MS 120000
@@ -161,10 +162,14 @@ ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const st
 		const char *config = plan->configs.n ? plan->configs.v[0] : NULL;
 
 		for (size_t c = 0; c < (plan->configs.n ? plan->configs.n : 1); c++) {
+			const struct fs_config *fc;
+
 			if (plan->configs.n)
 				config = plan->configs.v[c];
+			fc = config ? profiles_config(prof, config) : NULL;
 			for (size_t i = 0; i < tests->n; i++)
-				run_model_add_pending(lr->m, config, tests->v[i], -1);
+				if (!fc || catalogue_name_fits(tests->v[i], fc->fstyp))
+					run_model_add_pending(lr->m, config, tests->v[i], -1);
 		}
 	}
 	event_bus_add(&lr->bus, run_model_listener(lr->m));

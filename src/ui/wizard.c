@@ -846,8 +846,22 @@ test_choices(struct ui *ui, struct test_choice *out, size_t max)
 	return n;
 }
 
+/* Whether one of the chosen configurations can run the test (by its directory). */
+static bool
+fits_chosen(const struct profiles *prof, const struct wizard *w, const char *test)
+{
+	for (size_t i = 0; i < w->plan.configs.n; i++) {
+		const struct fs_config *c =
+			prof ? profiles_config(prof, w->plan.configs.v[i]) : NULL;
+
+		if (!c || catalogue_name_fits(test, c->fstyp))
+			return true;
+	}
+	return !w->plan.configs.n;
+}
+
 static void
-refilter(struct wizard *w)
+refilter(const struct profiles *prof, struct wizard *w)
 {
 	const char *q = w->le.text.buf;
 
@@ -866,8 +880,9 @@ refilter(struct wizard *w)
 	} else {
 		w->pick = xcalloc(w->cat.ntests + 1, sizeof(*w->pick));
 		for (size_t i = 0; i < w->cat.ntests; i++)
-			if (text_contains_ci(w->cat.tests[i].name, q) ||
-			    text_contains_ci(w->cat.tests[i].description, q))
+			if ((text_contains_ci(w->cat.tests[i].name, q) ||
+			     text_contains_ci(w->cat.tests[i].description, q)) &&
+			    fits_chosen(prof, w, w->cat.tests[i].name))
 				w->pick[w->npick++] = i;
 	}
 	listpos_fix(&w->lp_pick, w->npick, (size_t)(w->list_h > 0 ? w->list_h : 1));
@@ -1273,7 +1288,7 @@ pick_key(struct ui *ui, struct wizard *w, int key)
 	}
 	if (edit_key(w, key)) {
 		w->lp_pick.sel = w->lp_pick.top = 0;
-		refilter(w);
+		refilter(ui_profiles(ui), w);
 	}
 	return REACT_REDRAW;
 }
@@ -1461,7 +1476,7 @@ wizard_key(struct ui *ui, struct view *v, int key)
 				w->tests_mode = c->kind == TC_GROUP ? 1 : 2;
 				lineedit_set(&w->le, "");
 				w->lp_pick.sel = w->lp_pick.top = 0;
-				refilter(w);
+				refilter(ui_profiles(ui), w);
 			}
 		}
 		return REACT_REDRAW;

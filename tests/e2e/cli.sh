@@ -30,6 +30,12 @@ json=$("$FSWB" plan generic/001 -c xfs/4k --cpus 1 --dump)
 check "options may follow the tests" grep -q '"xfs/4k"' <<<"$json"
 check "the test before the options is kept" grep -q '"generic/001"' <<<"$json"
 
+err=$("$FSWB" plan --dump -c ext4/4k generic/001 xfs/001 2>&1)
+rc=$?
+check "a test of another filesystem is refused (exit 2)" test "$rc" -eq 2
+check "it names the test and a configuration for it" \
+	grep -q "'xfs/001' is a test for xfs, and no chosen configuration is xfs.*-c xfs/4k" <<<"$err"
+
 err=$("$FSWB" plan --dump --cpus 2 --mem lots 2>&1)
 check "bad size names the option" grep -q -- "--mem: 'lots' is not a size" <<<"$err"
 

@@ -68,12 +68,18 @@ out=$("$FSWB" results show last)
 check "fswb results show prints the summary again" grep -qE '^ext4/4k: 5 tests, 2 failures' <<<"$out"
 
 # 2. --json: one event per line; a test's end carries test, status and seconds.
-"$FSWB" run --json -c ext4/4k --fstests-src "$MINI" generic/001 >"$T/json" 2>"$T/err"
+# An ext4 test is left out of an xfs configuration, which then has nothing to
+# run and boots no guest.
+"$FSWB" run --json -c xfs/4k,ext4/4k --fstests-src "$MINI" ext4/001 >"$T/json" 2>"$T/err"
 rc=$?
 check "an all-pass run exits 0 (rc=$rc; $(why))" test "$rc" -eq 0
 check "every line is a JSON object" sh -c "! grep -v '^{.*}\$' '$T/json'"
 check "test_end has test, status and seconds" \
-	grep -qE '"event":"test_end".*"test":"generic/001","status":"pass","seconds":[0-9]' "$T/json"
+	grep -qE '"event":"test_end".*"test":"ext4/001","status":"pass","seconds":[0-9]' "$T/json"
+check "a configuration of another filesystem is left with nothing to run" \
+	grep -q '"warning".*xfs/4k: nothing to run: the tests named (ext4/001) are not for xfs' \
+	"$T/json"
+check "and it boots no guest" sh -c "! grep -q '\"stage_begin\".*\"config\":\"xfs/4k\"' '$T/json'"
 
 # 3. A kernel panic in a test: that test is crashed, a new guest runs the rest.
 # (check runs tests in sorted order: generic/012 comes after the panic)

@@ -472,15 +472,34 @@ test_real_tree(void **state)
 	catalogue_release(&cat);
 }
 
+static void
+test_name_fits(void **state)
+{
+	(void)state;
+	assert_true(catalogue_name_fits("generic/001", "ext4"));
+	assert_true(catalogue_name_fits("generic/00*", "xfs"));
+	assert_true(catalogue_name_fits("shared/298", "btrfs"));
+	assert_true(catalogue_name_fits("selftest/001", "f2fs"));
+	assert_true(catalogue_name_fits("perf/001", "xfs"));
+	assert_true(catalogue_name_fits("xfs/001", "xfs"));
+	assert_true(catalogue_name_fits("ext4/001", "ext4"));
+	assert_true(catalogue_name_fits("ext4/001", "ext3"));
+	assert_true(catalogue_name_fits("ext4/001", "ext2"));
+	assert_false(catalogue_name_fits("xfs/001", "ext4"));
+	assert_false(catalogue_name_fits("xfs/1*", "btrfs"));
+	assert_false(catalogue_name_fits("btrfs/001", "xfs"));
+	assert_false(catalogue_name_fits("ext4/001", "xfs"));
+	assert_false(catalogue_name_fits("xfs/001", "xfsx"));
+	assert_false(catalogue_name_fits("overlay/001", "ext4"));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_load),
-		cmocka_unit_test(test_select),
-		cmocka_unit_test(test_exclude_entries),
-		cmocka_unit_test(test_mini_fstests),
-		cmocka_unit_test(test_real_tree),
+		cmocka_unit_test(test_name_fits),    cmocka_unit_test(test_load),
+		cmocka_unit_test(test_select),	     cmocka_unit_test(test_exclude_entries),
+		cmocka_unit_test(test_mini_fstests), cmocka_unit_test(test_real_tree),
 	};
 
 	return cmocka_run_group_tests_name("catalogue", tests, setup, teardown);
