@@ -706,6 +706,38 @@ walk(const char *root, const char *rel, struct strvec *files)
 	return rc;
 }
 
+/* configure's checks in fstests (162 in 2026) */
+#define CONFIGURE_CHECKS 160
+
+unsigned
+appliance_build_units(const char *dir)
+{
+	struct strvec files = STRVEC_INIT;
+	unsigned n = 0;
+
+	if (walk(dir, NULL, &files) != OK) {
+		error_clear();
+		strvec_clear(&files);
+		return 0;
+	}
+	for (size_t i = 0; i < files.n; i++)
+		if ((str_startswith(files.v[i], "src/") || str_startswith(files.v[i], "ltp/") ||
+		     str_startswith(files.v[i], "lib/")) &&
+		    str_endswith(files.v[i], ".c"))
+			n++;
+	strvec_clear(&files);
+	return n + CONFIGURE_CHECKS;
+}
+
+bool
+appliance_build_line(const char *line)
+{
+	if (str_startswith(line, "checking "))
+		return true;
+	line += strspn(line, " \t");
+	return line[0] == '[' && line[1] >= 'A' && line[1] <= 'Z' && strchr(line, ']');
+}
+
 /* The files git lists in a work tree, with their parent directories. */
 static enum status
 git_files(struct loop *loop, const char *git, const char *dir, struct strvec *files)
@@ -892,6 +924,8 @@ inputs_release(struct inputs *in)
 struct runner;
 typedef void line_fn(struct runner *r, const char *line);
 
+struct steps;
+
 /* Running children with their output to the log, a tail and a line parser. */
 struct runner {
 	struct loop *loop;
@@ -910,8 +944,10 @@ struct runner {
 	/* mmdebstrap's phases */
 	int phase;
 	unsigned total, done;
-	unsigned hook, nhooks;
-	const char *const *hook_labels;
+	/* the steps after the packages: the next one, and fstests' build */
+	const struct steps *steps;
+	unsigned hook;
+	unsigned build_units, build_done;
 };
 
 static void
@@ -1727,6 +1763,7 @@ struct step {
 	enum step_kind kind;
 	const char *label;
 	struct strvec args;
+	bool builds; /* fstests' make: most of the steps' time */
 };
 
 struct steps {
@@ -1745,6 +1782,54 @@ step_add(struct steps *s, enum step_kind kind, const char *label, const char *co
 	st->label = label;
 	strvec_init(&st->args);
 	strvec_pushv(&st->args, args);
+}
+
+/*
+ * Where step i starts on the progress bar: the steps share 0.70 to 0.90,
+ * and fstests' make takes three quarters of that.
+ */
+static double
+steps_fraction(const struct steps *s, size_t i)
+{
+	double before = 0, total = 0;
+
+	for (size_t j = 0; j < s->n; j++) {
+		double w = s->v[j].builds ? 3.0 * (double)(s->n > 1 ? s->n - 1 : 1) : 1.0;
+
+		total += w;
+		if (j < i)
+			before += w;
+	}
+	return 0.70 + 0.20 * (total > 0 ? before / total : 0);
+}
+
+/* The next step begins (mmdebstrap's hook, or debootstrap's own loop). */
+static void
+begin_step(struct runner *r)
+{
+	size_t i = r->hook++;
+
+	r->build_done = 0;
+	if (r->steps && i < r->steps->n)
+		progress(r, r->steps->v[i].label, steps_fraction(r->steps, i));
+	else
+		progress(r, "customizing", 0.90);
+}
+
+/* A line of the step running now: fstests' build moves within its share. */
+static void
+step_line(struct runner *r, const char *line)
+{
+	size_t i = r->hook - 1;
+	double lo, hi, f;
+
+	if (!r->steps || !r->hook || i >= r->steps->n || !r->steps->v[i].builds ||
+	    !r->build_units || !appliance_build_line(line))
+		return;
+	lo = steps_fraction(r->steps, i);
+	hi = steps_fraction(r->steps, i + 1);
+	f = (double)++r->build_done / (double)r->build_units;
+	progress(r, r->steps->v[i].label, lo + (hi - lo) * (f > 1 ? 1 : f));
 }
 
 static void
@@ -1774,9 +1859,11 @@ make_steps(const struct inputs *in, const char *stage, const char *fstests, stru
 		 (const char *const[]){ fstests, "/opt/fstests", NULL });
 	step_add(s, STEP_RUN, "build fstests",
 		 (const char *const[]){ "chown", "-R", "0:0", "/opt/fstests", NULL });
-	if (in->build_fstests)
+	if (in->build_fstests) {
 		step_add(s, STEP_RUN, "build fstests",
 			 (const char *const[]){ "make", "-C", "/opt/fstests", "-j", jobs, NULL });
+		s->v[s->n - 1].builds = true;
+	}
 	step_add(s, STEP_RUN, "users",
 		 (const char *const[]){ "useradd", "-m", "-U", "fsgqa", NULL });
 	step_add(s, STEP_RUN, "users",
@@ -1848,12 +1935,8 @@ on_mmdebstrap_line(struct runner *r, const char *line)
 		progress(r, "packages", 0.25);
 	} else if (str_startswith(line, "I: running --customize-hook") ||
 		   str_startswith(line, "I: running special hook")) {
-		const char *label = r->hook < r->nhooks ? r->hook_labels[r->hook] : "customizing";
-
 		r->phase = 3;
-		progress(r, label,
-			 0.70 + 0.20 * (double)r->hook / (double)(r->nhooks ? r->nhooks : 1));
-		r->hook++;
+		begin_step(r);
 	} else if (str_startswith(line, "I: cleaning package lists")) {
 		r->phase = 4;
 		progress(r, "cleaning up", 0.90);
@@ -1872,13 +1955,15 @@ on_mmdebstrap_line(struct runner *r, const char *line)
 			progress(r, r->phase == 1 ? "bootstrap" : "packages",
 				 lo + span * (f > 1 ? 1 : f));
 		}
+	} else if (r->phase == 3) {
+		step_line(r, line);
 	}
 }
 
 static void
 on_plain_line(struct runner *r, const char *line)
 {
-	(void)line;
+	step_line(r, line);
 }
 
 /* debootstrap's "I: ..." lines, as progress. */
@@ -2091,7 +2176,6 @@ bootstrap_mmdebstrap(struct runner *r, const struct inputs *in, const struct ste
 {
 	struct strvec argv = STRVEC_INIT;
 	struct strbuf sb = STRBUF_INIT;
-	const char **labels = xcalloc(steps->n + 1, sizeof(*labels));
 	enum status rc;
 
 	strvec_push(&argv, in->tools.bootstrap);
@@ -2109,19 +2193,16 @@ bootstrap_mmdebstrap(struct runner *r, const struct inputs *in, const struct ste
 	for (size_t i = 0; i < steps->n; i++) {
 		hook_text(&steps->v[i], &sb);
 		strvec_pushf(&argv, "--customize-hook=%s", sb.buf);
-		labels[i] = steps->v[i].label;
 	}
 	strvec_pushv(&argv, (const char *const[]){ in->release, root, in->mirror, NULL });
 	r->on_line = on_mmdebstrap_line;
+	r->steps = steps;
 	r->hook = 0;
-	r->nhooks = (unsigned)steps->n;
-	r->hook_labels = labels;
 	r->phase = 0;
 	progress(r, "bootstrap", 0.01);
 	rc = run(r, (const char *const *)argv.v, (const char *const[]){ "LC_ALL=C", NULL });
 	r->on_line = on_plain_line;
-	r->hook_labels = NULL;
-	free(labels);
+	r->steps = NULL;
 	strvec_clear(&argv);
 	strbuf_release(&sb);
 	return rc;
@@ -2148,6 +2229,8 @@ bootstrap_debootstrap(struct runner *r, const struct inputs *in, const struct st
 	progress(r, "bootstrap", 0.01);
 	rc = run(r, (const char *const *)argv.v, (const char *const[]){ "LC_ALL=C", NULL });
 	r->on_line = on_plain_line;
+	r->steps = steps;
+	r->hook = 0;
 	strvec_clear(&argv);
 	for (size_t i = 0; rc == OK && i < steps->n; i++) {
 		const struct step *st = &steps->v[i];
@@ -2155,7 +2238,7 @@ bootstrap_debootstrap(struct runner *r, const struct inputs *in, const struct st
 		const char *dst;
 		char *target;
 
-		progress(r, st->label, 0.70 + 0.20 * (double)i / (double)steps->n);
+		begin_step(r);
 		switch (st->kind) {
 		case STEP_RUN:
 			strvec_pushv(&cmd, (const char *const[]){ "chroot", root, NULL });
@@ -2211,6 +2294,7 @@ bootstrap_debootstrap(struct runner *r, const struct inputs *in, const struct st
 			closedir(d);
 		free(lists);
 	}
+	r->steps = NULL;
 	return rc;
 }
 
@@ -2282,6 +2366,7 @@ build(struct runner *r, struct inputs *in, const char *cache, struct appliance *
 		in->build_fstests = appliance_has_default_target(fstests);
 	}
 	make_steps(in, stage, fstests, &steps);
+	r->build_units = in->build_fstests ? appliance_build_units(fstests) : 0;
 	if (in->tools.tool == TOOL_DEBOOTSTRAP)
 		rc = bootstrap_debootstrap(r, in, &steps, root);
 	else

@@ -213,6 +213,17 @@ enum status appliance_fstests_files(struct loop *loop, const char *dir, struct s
 /* Does the Makefile in dir have a default target (a first rule not starting with '.')? */
 bool appliance_has_default_target(const char *dir);
 
+/*
+ * Progress through fstests' own build, which is most of the time the steps
+ * after the packages take. The lines of make's output that count are
+ * configure's "checking ..." lines and the build's bracketed ones ("[CC]
+ * fssum", "[GROUP] ...", "[LD]"); appliance_build_units() estimates how
+ * many there will be for the tree in dir: one per C file under src/, ltp/
+ * and lib/, and about 160 for configure (0 when dir cannot be read).
+ */
+unsigned appliance_build_units(const char *dir);
+bool appliance_build_line(const char *line);
+
 /* Whether src names a git URL (scheme://, git@host:path, or ends in .git and is no directory). */
 bool appliance_src_is_url(const char *src);
 

@@ -284,6 +284,41 @@ test_default_target(void **state)
 }
 
 static void
+test_build_progress(void **state)
+{
+	char *dir = test_tmp("units");
+	static const char *const files[] = { "src/a.c",	  "src/aio-dio-regress/b.c",
+					     "ltp/fsx.c", "lib/random.c",
+					     "src/a.h",	  "tests/generic/001",
+					     "tools/x.c", "src/global.h" };
+
+	(void)state;
+	assert_int_equal(appliance_build_units("/nonexistent/fstests"), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char *p = path_join(dir, files[i]);
+
+		test_write(p, "x\n");
+		free(p);
+	}
+	/* four C files under src/, ltp/ and lib/, and configure's checks */
+	assert_int_equal(appliance_build_units(dir), 4 + 160);
+
+	/* lines of make's output in fstests, as they come */
+	assert_true(appliance_build_line("checking for gmake... /usr/bin/gmake"));
+	assert_true(appliance_build_line("    [CC]    fssum"));
+	assert_true(appliance_build_line("    [CC] dataascii.lo"));
+	assert_true(appliance_build_line(" [GROUP] /opt/fstests/tests/btrfs/group.list"));
+	assert_true(appliance_build_line("    [LD] "));
+	assert_false(appliance_build_line("Building src"));
+	assert_false(appliance_build_line("make: Entering directory '/opt/fstests'"));
+	assert_false(appliance_build_line("libtoolize: copying file './config.guess'"));
+	assert_false(appliance_build_line("[    1.234] a kernel line"));
+	assert_false(appliance_build_line("[cc] lower case"));
+	assert_false(appliance_build_line("    [CC"));
+	free(dir);
+}
+
+static void
 test_fstests_files_walk(void **state)
 {
 	char *dir = mini_copy("walk");
@@ -981,6 +1016,7 @@ main(void)
 		cmocka_unit_test(test_host_mirror_deb822),
 		cmocka_unit_test(test_src_is_url),
 		cmocka_unit_test(test_default_target),
+		cmocka_unit_test(test_build_progress),
 		cmocka_unit_test(test_fstests_files_walk),
 		cmocka_unit_test(test_fstests_files_git),
 		cmocka_unit_test(test_agent_dir),
