@@ -32,6 +32,19 @@ section_label(const struct section_result *s)
 	return "check";
 }
 
+/* check's hints (HINT: You _MAY_ be missing kernel fix: / the commit), indented. */
+static void
+print_hints(const char *hints)
+{
+	for (const char *s = hints; *s;) {
+		size_t n = strcspn(s, "\n");
+
+		if (n)
+			printf("      %.*s\n", (int)n, s);
+		s += n + (s[n] == '\n');
+	}
+}
+
 static void
 print_failures(const struct section_result *s)
 {
@@ -53,6 +66,8 @@ print_failures(const struct section_result *s)
 			printf("      %s\n", t->full);
 		if (t->dmesg)
 			printf("      %s\n", t->dmesg);
+		if (t->hints)
+			print_hints(t->hints);
 	}
 }
 

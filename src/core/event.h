@@ -155,7 +155,9 @@ struct event {
 			const char *
 				reason; /* not-run reason, failure words, crash cause; may be NULL */
 			const char *detail; /* the diff lines, the console tail...; may be NULL */
-			unsigned rerun;	    /* 0 for the first run, n for -L rerun n */
+			const char *
+				hints; /* check's hints after a failure (TEST.hints); may be NULL */
+			unsigned rerun; /* 0 for the first run, n for -L rerun n */
 		} test_end;
 		struct {
 			const char *text; /* one line, no newline */

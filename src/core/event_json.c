@@ -137,6 +137,7 @@ event_to_json(const struct event *ev, struct strbuf *out)
 			json_object_set_new(o, "reasons", reasons_json(ev->u.test_end.reasons));
 		set_str(o, "reason", ev->u.test_end.reason);
 		set_str(o, "detail", ev->u.test_end.detail);
+		set_str(o, "hints", ev->u.test_end.hints);
 		if (ev->u.test_end.rerun)
 			json_object_set_new(o, "rerun", json_integer(ev->u.test_end.rerun));
 		break;
@@ -324,6 +325,7 @@ parse_object(json_t *o, struct event_owned *e)
 		ev->u.test_end.seconds = get_num(o, "seconds", -1);
 		ev->u.test_end.reason = get_str(o, "reason", e);
 		ev->u.test_end.detail = get_str(o, "detail", e);
+		ev->u.test_end.hints = get_str(o, "hints", e);
 		ev->u.test_end.rerun = get_uint(o, "rerun");
 		return get_reasons(o, &ev->u.test_end.reasons);
 	case EV_KMSG:

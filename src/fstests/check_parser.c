@@ -57,6 +57,9 @@ struct check_parser {
 	struct check_outcome out;
 	struct strbuf detail;
 	size_t detail_lines, detail_dropped, detail_blanks;
+	struct strbuf hints; /* its TEST.hints, which check prints after a failure */
+	bool in_hints;
+	size_t hint_blanks;
 
 	/* the test before, for -L rerun loops */
 	char last_test[CHECK_NAME_MAX + 1];
@@ -735,6 +738,7 @@ end_test(struct check_parser *p)
 	ev.u.test_end.reasons = st == TS_FAIL ? o->reasons : 0;
 	ev.u.test_end.reason = o->reason.len ? o->reason.buf : NULL;
 	ev.u.test_end.detail = p->detail.len ? p->detail.buf : NULL;
+	ev.u.test_end.hints = p->hints.len ? p->hints.buf : NULL;
 	ev.u.test_end.rerun = p->rerun;
 	if (!p->rerun) {
 		if (st == TS_NOTRUN)
@@ -811,6 +815,9 @@ start_test(struct check_parser *p, const char *name, size_t name_len, double pre
 	p->out.prev_seconds = prev;
 	strbuf_reset(&p->detail);
 	p->detail_lines = p->detail_dropped = p->detail_blanks = 0;
+	strbuf_reset(&p->hints);
+	p->in_hints = false;
+	p->hint_blanks = 0;
 	if (p->st == ST_PREAMBLE || p->st == ST_RECAP)
 		p->st = ST_IDLE;
 	ev.u.test_start.test = p->test;
@@ -964,6 +971,37 @@ test_line_rest(struct check_parser *p, const char *s, size_t len, enum line_end 
 		end_test(p);
 }
 
+/*
+ * After a failure check prints the test's hints (_fixed_by_kernel_commit and
+ * the like): an empty line, then "HINT: You _MAY_ be missing kernel fix:" or
+ * "This test wants kernel fix:", the commit indented, an empty line. True
+ * when s was one of their lines.
+ */
+static bool
+hint_line(struct check_parser *p, const char *s, size_t len)
+{
+	len = rtrim_len(s, len);
+	if (!p->in_hints) {
+		if (!has_prefix(s, len, "HINT: ") && !has_prefix(s, len, "This test wants "))
+			return false;
+		p->in_hints = true;
+	} else if (is_summary_line(s, len)) {
+		p->in_hints = false;
+		return false;
+	}
+	if (!len) {
+		p->hint_blanks++;
+		return true;
+	}
+	if (p->hints.len + len + 2 <= CHECK_REASON_MAX) {
+		if (p->hints.len)
+			strbuf_adds(&p->hints, p->hint_blanks ? "\n\n" : "\n");
+		strbuf_add(&p->hints, s, len);
+	}
+	p->hint_blanks = 0;
+	return true;
+}
+
 /* A later line while a test is current: the rest of its outcome, a diff, details. */
 static void
 test_more(struct check_parser *p, const char *s, size_t len)
@@ -971,6 +1009,8 @@ test_more(struct check_parser *p, const char *s, size_t len)
 	size_t n;
 	bool summary;
 
+	if (p->out.reasons && hint_line(p, s, len))
+		return;
 	if (p->out.in_diff) {
 		if (len >= 4 && !memcmp(s, "    ", 4)) {
 			detail_line(p, s + 4, len - 4);
@@ -1325,6 +1365,7 @@ check_parser_free(struct check_parser *p)
 		return;
 	strbuf_release(&p->line);
 	strbuf_release(&p->detail);
+	strbuf_release(&p->hints);
 	strbuf_release(&p->scratch);
 	strbuf_release(&p->hdr.name);
 	strbuf_release(&p->hdr.fstyp);

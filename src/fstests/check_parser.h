@@ -70,8 +70,12 @@
  *		    1; output mismatch (see ...)"); detail: what followed, with
  *		    the diff's four-space indent removed, at most
  *		    CHECK_DETAIL_MAX bytes or CHECK_DETAIL_LINES lines, then
- *		    "... (N more lines)". seconds: check's time for a pass, else
- *		    the -T stamps' difference, else < 0. "- no such test?" is a
+ *		    "... (N more lines)". hints: the test's hints check printed
+ *		    after the failure ("HINT: You _MAY_ be missing kernel fix:",
+ *		    the commit on the next line; one empty line between two
+ *		    hints), not in detail; at most CHECK_REASON_MAX bytes.
+ *		    seconds: check's time for a pass, else the -T stamps'
+ *		    difference, else < 0. "- no such test?" is a
  *		    fail with FAIL_NO_SUCH_TEST (check itself counts it nowhere).
  *		    A test line that ends with nothing but blanks after the name
  *		    is check -n's listing: notrun, reason "listed by check -n".

@@ -47,6 +47,7 @@ test_result_release(struct test_result *t)
 	free(t->test);
 	free(t->reason);
 	free(t->detail);
+	free(t->hints);
 	free(t->out_bad);
 	free(t->full);
 	free(t->dmesg);
@@ -127,7 +128,8 @@ is_failure(enum test_status st)
 
 struct test_result *
 section_add_test(struct section_result *sec, const char *test, enum test_status status,
-		 double seconds, unsigned reasons, const char *reason, const char *detail)
+		 double seconds, unsigned reasons, const char *reason, const char *detail,
+		 const char *hints)
 {
 	struct test_result *t = section_find_test(sec, test);
 
@@ -138,6 +140,7 @@ section_add_test(struct section_result *sec, const char *test, enum test_status 
 			t->reasons = reasons;
 			replace(&t->reason, reason);
 			replace(&t->detail, detail);
+			replace(&t->hints, hints);
 		}
 		return t;
 	}
@@ -150,6 +153,7 @@ section_add_test(struct section_result *sec, const char *test, enum test_status 
 	t->reasons = reasons;
 	t->reason = reason ? xstrdup(reason) : NULL;
 	t->detail = detail ? xstrdup(detail) : NULL;
+	t->hints = hints ? xstrdup(hints) : NULL;
 	return t;
 }
 
@@ -224,6 +228,11 @@ section_attach_artifacts(struct section_result *sec, const char *report_dir)
 			t->dmesg = file_if_there(report_dir, t->test, ".dmesg");
 		if (!t->kmsg)
 			t->kmsg = file_if_there(report_dir, t->test, ".kmsg");
+		if (is_failure(t->status) && !t->hints &&
+		    (p = file_if_there(report_dir, t->test, ".hints"))) {
+			t->hints = read_small(p, CHECK_REASON_MAX);
+			free(p);
+		}
 		if (t->status == TS_NOTRUN && !t->reason &&
 		    (p = file_if_there(report_dir, t->test, ".notrun"))) {
 			t->reason = read_small(p, NOTRUN_MAX);
@@ -377,6 +386,7 @@ jtest(const struct test_result *t)
 			json_array_append_new(r, json_string(fail_reason_key(b)));
 	json_object_set_new(o, "reasons", r);
 	json_object_set_new(o, "detail", jstr(t->detail));
+	json_object_set_new(o, "hints", jstr(t->hints));
 	json_object_set_new(o, "reruns", json_integer(t->reruns));
 	if (t->out_bad)
 		json_object_set_new(a, "out_bad", jstr(t->out_bad));
@@ -523,7 +533,7 @@ jget_time(const struct jctx *c, json_t *o, const char *field, uint64_t *out)
 static enum status
 read_test(struct jctx *c, json_t *o, struct section_result *sec)
 {
-	char *test = NULL, *status = NULL, *reason = NULL, *detail = NULL;
+	char *test = NULL, *status = NULL, *reason = NULL, *detail = NULL, *hints = NULL;
 	json_t *v, *a;
 	enum test_status st;
 	double seconds = -1;
@@ -590,9 +600,10 @@ read_test(struct jctx *c, json_t *o, struct section_result *sec)
 		}
 	}
 	if ((rc = jget_str(c, o, "reason", &reason)) != OK ||
-	    (rc = jget_str(c, o, "detail", &detail)) != OK)
+	    (rc = jget_str(c, o, "detail", &detail)) != OK ||
+	    (rc = jget_str(c, o, "hints", &hints)) != OK)
 		goto out;
-	t = section_add_test(sec, test, st, seconds, reasons, reason, detail);
+	t = section_add_test(sec, test, st, seconds, reasons, reason, detail, hints);
 	t->reruns = reruns;
 	a = json_object_get(o, "artifacts");
 	if (a && !json_is_null(a)) {
@@ -615,6 +626,7 @@ out:
 	free(status);
 	free(reason);
 	free(detail);
+	free(hints);
 	return rc;
 }
 
@@ -1437,6 +1449,26 @@ trimmed_copy(const struct strbuf *sb)
 	return e > s ? xstrndup(sb->buf + s, e - s) : NULL;
 }
 
+/*
+ * result.xml's failure message in the words the stdout parser gives: check's
+ * "- output mismatch (see ...)" and "[dumped core]" without their marks.
+ */
+static void
+failure_words(char *s)
+{
+	size_t n;
+
+	if (!s)
+		return;
+	if (str_startswith(s, "- "))
+		memmove(s, s + 2, strlen(s + 2) + 1);
+	n = strlen(s);
+	if (n > 2 && s[0] == '[' && s[n - 1] == ']' && !memchr(s + 1, ']', n - 2)) {
+		memmove(s, s + 1, n - 2);
+		s[n - 2] = '\0';
+	}
+}
+
 static void
 xunit_end(void *data, const char *qname)
 {
@@ -1449,6 +1481,7 @@ xunit_end(void *data, const char *qname)
 		if (!x->cur.reason && x->msg.len)
 			x->cur.reason = trimmed_copy(&x->msg);
 		if (is_failure(x->cur.status)) {
+			failure_words(x->cur.reason);
 			x->cur.reasons = reasons_from_words(x->cur.reason);
 			x->cur.detail = trimmed_copy(&x->err);
 		}
@@ -1493,7 +1526,7 @@ xunit_end(void *data, const char *qname)
 			struct test_result *p = &x->pending[i];
 			struct test_result *t =
 				section_add_test(sec, p->test, p->status, p->seconds, p->reasons,
-						 p->reason, p->detail);
+						 p->reason, p->detail, NULL);
 
 			(void)t;
 			test_result_release(p);
@@ -1754,7 +1787,8 @@ writer_event(void *data, const struct event *ev)
 		if (!t || ev->u.test_end.rerun == 0 || t->reruns < ev->u.test_end.rerun) {
 			t = section_add_test(sec, name, ev->u.test_end.status,
 					     ev->u.test_end.seconds, ev->u.test_end.reasons,
-					     ev->u.test_end.reason, ev->u.test_end.detail);
+					     ev->u.test_end.reason, ev->u.test_end.detail,
+					     ev->u.test_end.hints);
 			if (ev->u.test_end.rerun)
 				t->reruns = ev->u.test_end.rerun;
 		}
@@ -2004,9 +2038,9 @@ import_report_dir(struct run_record *rec, const char *dir, const char *name)
 			strvec_copy(&sec->properties, &from->properties);
 			for (size_t i = 0; i < from->ntests; i++) {
 				struct test_result *t = &from->tests[i];
-				struct test_result *n =
-					section_add_test(sec, t->test, t->status, t->seconds,
-							 t->reasons, t->reason, t->detail);
+				struct test_result *n = section_add_test(
+					sec, t->test, t->status, t->seconds, t->reasons, t->reason,
+					t->detail, t->hints);
 
 				if (t->reruns)
 					n->reruns += t->reruns;
@@ -2060,7 +2094,7 @@ import_report_dir(struct run_record *rec, const char *dir, const char *name)
 					     failed   ? TS_FAIL
 					     : notrun ? TS_NOTRUN
 						      : TS_PASS,
-					     -1, 0, NULL, NULL);
+					     -1, 0, NULL, NULL, NULL);
 			if (t->status == TS_PASS)
 				t->seconds = check_time_get(&ct, test);
 		}

@@ -40,6 +40,8 @@
  *	          "reason": "- output mismatch (see ...)",   or null
  *	          "reasons": [ "mismatch" ],         fail_reason keys (event.h)
  *	          "detail": "--- tests/generic/002.out ...",  or null
+ *	          "hints": "HINT: You _MAY_ be missing kernel fix:\n      939b656bc8ab ...",
+ *	                                             or null
  *	          "reruns": 2,                       -L/-i runs after the first
  *	          "artifacts": { "out_bad": "...", "full": "...", "dmesg": "...",
  *	                         "kmsg": "..." } }   each may be absent
@@ -78,6 +80,7 @@ struct test_result {
 	unsigned reasons; /* enum fail_reason */
 	char *reason;	  /* not-run reason, failure words; may be NULL */
 	char *detail;	  /* the diff and what else check printed; may be NULL */
+	char *hints;	  /* check's hints after a failure (TEST.hints); may be NULL */
 	unsigned reruns;
 	/* artifact paths; NULL when there is none */
 	char *out_bad, *full, *dmesg, *kmsg;
@@ -126,7 +129,7 @@ struct test_result *section_find_test(struct section_result *sec, const char *te
  */
 struct test_result *section_add_test(struct section_result *sec, const char *test,
 				     enum test_status status, double seconds, unsigned reasons,
-				     const char *reason, const char *detail);
+				     const char *reason, const char *detail, const char *hints);
 /* Recompute every section's counts and the run's. */
 void run_record_recount(struct run_record *rec);
 /*

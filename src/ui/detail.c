@@ -263,6 +263,14 @@ add_hints(struct textdoc *d, const struct rm_test *t, int width)
 			free(s);
 		}
 		textdoc_add(d, R_NORMAL, "");
+		if (t->hints) {
+			textdoc_add_wrapped(d, R_BOLD,
+					    "The test names a fix for this failure: see whether "
+					    "the kernel (or tool) under test has it.",
+					    width);
+			textdoc_add_lines(d, R_NORMAL, t->hints);
+			textdoc_add(d, R_NORMAL, "");
+		}
 		textdoc_add_wrapped(d, R_DIM,
 				    "r runs this test again alone, to see whether it fails "
 				    "every time.",

@@ -534,6 +534,7 @@ model_from_record(struct run_model *m, const struct run_record *rec)
 			ev.u.test_end.reasons = tr->reasons;
 			ev.u.test_end.reason = tr->reason;
 			ev.u.test_end.detail = tr->detail;
+			ev.u.test_end.hints = tr->hints;
 			run_model_event(m, &ev);
 		}
 	}

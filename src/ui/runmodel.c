@@ -22,6 +22,7 @@ test_release(struct rm_test *t)
 	free(t->config);
 	free(t->reason);
 	free(t->detail);
+	free(t->hints);
 }
 
 void
@@ -200,6 +201,7 @@ test_end(struct run_model *m, const struct event *ev)
 			t->reasons |= ev->u.test_end.reasons;
 			set_str(&t->reason, ev->u.test_end.reason);
 			set_str(&t->detail, ev->u.test_end.detail);
+			set_str(&t->hints, ev->u.test_end.hints);
 		}
 	} else {
 		t->state = RM_DONE;
@@ -208,6 +210,7 @@ test_end(struct run_model *m, const struct event *ev)
 		t->reasons = ev->u.test_end.reasons;
 		set_str(&t->reason, ev->u.test_end.reason);
 		set_str(&t->detail, ev->u.test_end.detail);
+		set_str(&t->hints, ev->u.test_end.hints);
 		test_counts_add(&m->counts, t->status, t->seconds > 0 ? t->seconds : 0);
 		m->done++;
 	}

@@ -48,6 +48,7 @@ struct rm_test {
 	double prev;		 /* an earlier run's seconds; < 0 unknown */
 	unsigned reasons;	 /* enum fail_reason */
 	char *reason, *detail;	 /* may be NULL */
+	char *hints;		 /* check's hints after a failure; may be NULL */
 	uint64_t start_ms;	 /* wall clock of TEST_START */
 	uint64_t log_seq;	 /* the log's next_seq at TEST_START */
 	unsigned bad_lines;	 /* kernel-log lines with KMSG_BAD flags during it */

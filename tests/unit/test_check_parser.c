@@ -26,7 +26,8 @@
 struct rec_event {
 	enum event_type type;
 	size_t pos; /* bytes fed when it came */
-	char *config, *name, *fstyp, *platform, *mkfs, *mount, *reason, *detail, *line_test;
+	char *config, *name, *fstyp, *platform, *mkfs, *mount, *reason, *detail, *hints;
+	char *line_test;
 	char *failed_tests, *notrun_tests, *ran_tests;
 	enum test_status status;
 	double seconds, prev;
@@ -86,6 +87,7 @@ on_event(void *data, const struct event *ev)
 		e->reasons = ev->u.test_end.reasons;
 		e->reason = dup_or_null(ev->u.test_end.reason);
 		e->detail = dup_or_null(ev->u.test_end.detail);
+		e->hints = dup_or_null(ev->u.test_end.hints);
 		e->rerun = ev->u.test_end.rerun;
 		break;
 	case EV_CONSOLE:
@@ -124,6 +126,7 @@ recorder_release(struct recorder *r)
 		free(e->mount);
 		free(e->reason);
 		free(e->detail);
+		free(e->hints);
 		free(e->line_test);
 		free(e->failed_tests);
 		free(e->notrun_tests);
@@ -1095,13 +1098,17 @@ test_outcomes(void **state)
 	assert_int_equal(e->reasons, FAIL_CORE | FAIL_EXIT | FAIL_MISMATCH);
 	assert_string_equal(e->reason, "dumped core; failed, exit status 139; output mismatch "
 				       "(see /root/xfstests/results//generic/010.out.bad)");
-	/* the diff, an empty line and the test's hints */
+	/* the diff, then an empty line and the test's hints, apart */
 	assert_string_equal(e->detail, "--- tests/generic/010.out\n"
 				       "+++ /root/xfstests/results//generic/010.out.bad\n"
 				       "@@ -1 +1 @@\n"
-				       "-ok\n"
-				       "\n"
-				       "hint: the test hints that it wants CONFIG_FOO");
+				       "-ok");
+	assert_string_equal(e->hints, "HINT: You _MAY_ be missing kernel fix:\n"
+				      "      0123456789ab ext4: fix the thing the test checks\n"
+				      "\n"
+				      "This test wants kernel fix:\n"
+				      "      ba9876543210 ext4: make the thing testable");
+	assert_null(must_end(&r, "generic/011", 0)->hints);
 	e = must_end(&r, "generic/011", 0);
 	assert_int_equal(e->reasons, FAIL_KMEMLEAK);
 	assert_null(e->detail);

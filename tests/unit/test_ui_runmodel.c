@@ -323,7 +323,7 @@ add_result(struct run_record *r, const char *cfg, const char *test, enum test_st
 {
 	struct section_result *s = run_record_section(r, cfg, cfg);
 
-	section_add_test(s, test, st, 1, 0, NULL, NULL);
+	section_add_test(s, test, st, 1, 0, NULL, NULL, NULL);
 }
 
 static void
