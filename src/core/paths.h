@@ -54,6 +54,29 @@ bool path_is_dir(const char *path);
 enum status read_file(const char *path, size_t max, char **out, size_t *len);
 
 /*
+ * Directories whose contents are untrusted (a run directory, an imported
+ * results directory): dir itself is the caller's and is taken as it is;
+ * below it nothing follows a symlink or blocks on a FIFO.
+ *
+ * openat_beneath(): open rel below dirfd, each of rel's components with
+ * O_NOFOLLOW (the ones before the last as directories; created 0755 when
+ * make_dirs). flags and mode as openat(2); O_NOFOLLOW and O_CLOEXEC are
+ * added. rel must be relative, without empty, "." or ".." components
+ * (EINVAL). An fd, or -1 with errno (ELOOP or ENOTDIR: a symlink).
+ * open_beneath(): the same below the directory path dir, no make_dirs.
+ * read_file_beneath(): read_file() of dir/rel: a regular file only, opened
+ * without blocking (a FIFO, a device or a symlink is ERR_INVALID or ERR_IO,
+ * the message naming it). file_beneath() and dir_beneath(): dir/rel is a
+ * regular file, a directory, reached without a symlink.
+ */
+int openat_beneath(int dirfd, const char *rel, int flags, mode_t mode, bool make_dirs);
+int open_beneath(const char *dir, const char *rel, int flags, mode_t mode);
+enum status read_file_beneath(const char *dir, const char *rel, size_t max, char **out,
+			      size_t *len);
+bool file_beneath(const char *dir, const char *rel);
+bool dir_beneath(const char *dir, const char *rel);
+
+/*
  * Write a file atomically: write PATH.tmp.PID in the same directory, fsync
  * it, rename over PATH, fsync the directory. Readers see the old content or
  * the new one, never a mix; a failure leaves the old file and no temporary.
