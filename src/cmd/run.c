@@ -23,6 +23,7 @@ struct printer {
 	bool json, tty;
 	bool console;	    /* print console lines too (check -n's list) */
 	bool progress_line; /* a \r line is on screen */
+	bool any_test;	    /* a test ended */
 	int last_decile;
 	struct strvec errors;
 	const char *run_dir;
@@ -141,6 +142,7 @@ on_event(void *data, const struct event *ev)
 		}
 		break;
 	case EV_TEST_END:
+		p->any_test = true;
 		print_test_end(p, ev);
 		break;
 	case EV_CONSOLE:
@@ -331,7 +333,9 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 	if (!json) {
 		clear_progress(&p);
 		print_run_dir_summary(p.run_dir);
-		if (code == 2)
+		if (code == 2 && p.any_test)
+			term_fprintf(stdout, "Results were lost; see the error above.\n");
+		else if (code == 2)
 			term_fprintf(stdout, "Nothing could run%s.\n",
 				     p.errors.n ? "; see the error above" : "");
 	}

@@ -313,7 +313,10 @@ openat_beneath(int dirfd, const char *rel, int flags, mode_t mode, bool make_dir
 		fd = next;
 		comp = slash + 1;
 	}
-	next = openat(fd, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (make_dirs && (flags & O_DIRECTORY) && mkdirat(fd, comp, 0755) && errno != EEXIST)
+		next = -1;
+	else
+		next = openat(fd, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd != dirfd) {
 		int saved = errno;
 

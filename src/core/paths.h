@@ -60,7 +60,7 @@ enum status read_file(const char *path, size_t max, char **out, size_t *len);
  *
  * openat_beneath(): open rel below dirfd, each of rel's components with
  * O_NOFOLLOW (the ones before the last as directories; created 0755 when
- * make_dirs). flags and mode as openat(2); O_NOFOLLOW and O_CLOEXEC are
+ * make_dirs, and so is the last one when flags hold O_DIRECTORY). flags and mode as openat(2); O_NOFOLLOW and O_CLOEXEC are
  * added. rel must be relative, without empty, "." or ".." components
  * (EINVAL). An fd, or -1 with errno (ELOOP or ENOTDIR: a symlink).
  * open_beneath(): the same below the directory path dir, no make_dirs.

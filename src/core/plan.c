@@ -91,6 +91,7 @@ plan_copy(struct plan *dst, const struct plan *src)
 	dst->shards = src->shards;
 	dst->test_timeout = src->test_timeout;
 	dst->stop_on_crash = src->stop_on_crash;
+	dst->max_results = src->max_results;
 	dst->dry_run = src->dry_run;
 	dst->shell = src->shell;
 	dst->cpus = src->cpus;
@@ -209,6 +210,9 @@ plan_to_json(const struct plan *plan)
 		json_object_set_new(root, "test_timeout", json_integer(plan->test_timeout));
 	if (plan->stop_on_crash)
 		json_object_set_new(root, "stop_on_crash", json_true());
+	if (plan->max_results)
+		json_object_set_new(root, "max_results",
+				    json_string(format_size(plan->max_results, mem, sizeof(mem))));
 	if (plan->dry_run)
 		json_object_set_new(root, "dry_run", json_true());
 	if (plan->shell)
@@ -404,15 +408,15 @@ read_count(struct reader *r, json_t *obj, const char *key, unsigned max, unsigne
 }
 
 static enum status
-read_mem(struct reader *r, json_t *obj, uint64_t *out)
+read_size(struct reader *r, json_t *obj, const char *key, uint64_t *out)
 {
-	json_t *v = json_object_get(obj, "mem");
+	json_t *v = json_object_get(obj, key);
 	enum status rc = OK;
 	size_t mark;
 
 	if (!v || json_is_null(v))
 		return OK;
-	path_push(r, "mem", &mark);
+	path_push(r, key, &mark);
 	if (json_is_integer(v) && json_integer_value(v) > 0) {
 		*out = (uint64_t)json_integer_value(v);
 	} else if (json_is_string(v)) {
@@ -545,7 +549,7 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 	static const char *const keys[] = { "version", "kernel",       "configs",	"backend",
 					    "tests",   "fstests_src",  "shards",	"cpus",
 					    "mem",     "test_timeout", "stop_on_crash", "dry_run",
-					    "shell" };
+					    "shell",   "max_results" };
 	struct reader r = { .source = source ? source : "plan" };
 	json_error_t jerr;
 	json_t *root, *obj;
@@ -587,7 +591,8 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 	    (rc = read_bool(&r, root, "stop_on_crash", &plan.stop_on_crash)) != OK ||
 	    (rc = read_bool(&r, root, "dry_run", &plan.dry_run)) != OK ||
 	    (rc = read_bool(&r, root, "shell", &plan.shell)) != OK ||
-	    (rc = read_mem(&r, root, &plan.mem)) != OK)
+	    (rc = read_size(&r, root, "mem", &plan.mem)) != OK ||
+	    (rc = read_size(&r, root, "max_results", &plan.max_results)) != OK)
 		goto out;
 	plan_release(out);
 	*out = plan;
