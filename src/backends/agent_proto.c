@@ -841,7 +841,7 @@ agent_order_init(struct agent_order *o, uint64_t result_max)
 void
 agent_order_sent(struct agent_order *o, enum agent_type command)
 {
-	if (o->state == ORD_BOOT || o->state == ORD_BYE)
+	if (o->state == ORD_BOOT || o->state == ORD_BYE || command == AGENT_FILE)
 		return;
 	o->result = o->exit = o->err = o->shellready = false;
 	switch (command) {
@@ -856,6 +856,9 @@ agent_order_sent(struct agent_order *o, enum agent_type command)
 		o->state = ORD_POWEROFF;
 		break;
 	default:
+		/* a command the agent does not know: it skips it and answers READY */
+		o->state = ORD_RUN;
+		o->err = true;
 		break;
 	}
 }
@@ -935,7 +938,7 @@ agent_order_check(struct agent_order *o, const struct agent_msg *m)
 		o->state = ORD_IDLE;
 		return OK;
 	case ORD_IDLE:
-		if (m->type != AGENT_ERR)
+		if (m->type != AGENT_ERR && m->type != AGENT_READY)
 			return out_of_order(m, "while the agent waits for a command");
 		return OK;
 	case ORD_RUN:

@@ -305,12 +305,14 @@ enum status agent_hello_parse(const struct agent_msg *msg, struct agent_hello *h
  * may send depends on the last command the host sent.
  *
  *	before HELLO		HELLO (then READY)
- *	after READY		nothing but ERR (a refused FILE)
+ *	after READY		nothing but ERR (a refused FILE) and READY (the
+ *				answer to a command sent before that one)
  *	RUN, RERUN		[OUT|ERR...] RESULT EXIT READY, or ERR... READY:
  *				one RESULT, then one EXIT, then READY; no OUT
  *				after RESULT or ERR
  *	SHELL			SHELLREADY (once) or ERR, then READY
  *	POWEROFF		READY, ERR, then BYE; nothing after BYE
+ *	another command		[ERR] READY (the agent skips what it does not know)
  * LOG and HB may come at any time after HELLO (and LOG before it); a frame
  * of an unknown type is skipped anywhere; a host command from the guest is
  * out of order anywhere. Payloads have caps: OUT, LOG and ERR at most
@@ -318,7 +320,7 @@ enum status agent_hello_parse(const struct agent_msg *msg, struct agent_hello *h
  *
  * Call sequence:
  *	agent_order_init(&o, result_max);
- *	host sends RUN/RERUN/SHELL/POWEROFF: agent_order_sent(&o, AGENT_RUN...)
+ *	host sends a command: agent_order_sent(&o, AGENT_RUN...) (FILE: no change)
  *	each agent_msg: agent_order_check(&o, msg): OK, or ERR_PROTOCOL
  *	saying what came out of order (the session cannot be trusted after it)
  * Only the first piece of a frame (offset 0) is checked.
