@@ -74,8 +74,13 @@ fswb_dir_make(enum fswb_dir which, const char *sub, char **out)
 	char *p = sub && *sub ? path_join(base, sub) : xstrdup(base);
 	enum status rc;
 
+	/* the data directory holds what guests sent back: the user's alone */
+	rc = which == DIR_DATA ? mkdir_p(base, 0700) : OK;
+	if (rc == OK && which == DIR_DATA && chmod(base, 0700) < 0)
+		rc = error(ERR_IO, "cannot make '%s' private (0700): %s", base, strerror(errno));
 	free(base);
-	rc = mkdir_p(p, 0755);
+	if (rc == OK)
+		rc = mkdir_p(p, 0755);
 	if (rc != OK) {
 		free(p);
 		return rc;

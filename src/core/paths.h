@@ -33,7 +33,11 @@ enum fswb_dir {
 
 /* The directory, without creating it. */
 char *fswb_dir(enum fswb_dir which);
-/* The directory joined with sub ("runs", "appliances/abc"), created with parents. */
+/*
+ * The directory joined with sub ("runs", "appliances/abc"), created with
+ * parents; the data directory itself is made 0700 (runs hold what guests
+ * sent back).
+ */
 enum status fswb_dir_make(enum fswb_dir which, const char *sub, char **out);
 
 /* Where shipped data lives: the dir holding profiles/ and docs/. */

@@ -158,6 +158,17 @@ json_str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+/*
+ * Backend options that name a program to run (qemu=PATH): taken from the
+ * command line only. A plan file is data: it cannot name a program, so
+ * they are neither written into one nor read from one.
+ */
+static bool
+program_opt(const char *key, size_t len)
+{
+	return len == 4 && !strncmp(key, "qemu", 4);
+}
+
 static json_t *
 json_strvec(const struct strvec *sv)
 {
@@ -191,7 +202,8 @@ plan_to_json(const struct plan *plan)
 		const char *eq = strchr(kv, '=');
 		char *key = xstrndup(kv, eq ? (size_t)(eq - kv) : strlen(kv));
 
-		json_object_set_new(opts, key, json_string(eq ? eq + 1 : ""));
+		if (!program_opt(key, strlen(key)))
+			json_object_set_new(opts, key, json_string(eq ? eq + 1 : ""));
 		free(key);
 	}
 	json_object_set_new(b, "options", opts);
@@ -511,6 +523,14 @@ read_backend(struct reader *r, json_t *b, struct plan *plan)
 			if (!json_is_string(v)) {
 				strbuf_addf(&r->path, ".options.%s", key);
 				rc = bad(r, "expected a string, got %s", json_type_name(v));
+				goto out;
+			}
+			if (program_opt(key, strlen(key))) {
+				strbuf_addf(&r->path, ".options.%s", key);
+				rc = bad(r,
+					 "a plan file cannot name a program to run; give "
+					 "-o %s=PATH on the command line instead",
+					 key);
 				goto out;
 			}
 			plan_set_backend_opt(plan, key, json_string_value(v));

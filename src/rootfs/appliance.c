@@ -1182,7 +1182,8 @@ git_rev(struct runner *r, const struct inputs *in, const char *what)
 
 	if (run_capture(r,
 			(const char *const[]){ in->tools.git, "--git-dir", in->clone, "rev-parse",
-					       "--verify", "--quiet", spec, NULL },
+					       "--verify", "--quiet", "--end-of-options", spec,
+					       NULL },
 			&out) == OK) {
 		char *t = str_trim(out.buf);
 
@@ -1222,7 +1223,7 @@ resolve_url(struct runner *r, struct inputs *in)
 		remove_tree(tmp);
 		rc = run_capture(r,
 				 (const char *const[]){ in->tools.git, "clone", "--bare", "--quiet",
-							in->url, tmp, NULL },
+							"--", in->url, tmp, NULL },
 				 &out);
 		if (rc == OK && rename(tmp, in->clone) < 0 && !path_is_dir(in->clone))
 			rc = error(ERR_IO, "cannot rename '%s': %s", tmp, strerror(errno));
@@ -1239,9 +1240,10 @@ resolve_url(struct runner *r, struct inputs *in)
 		in->rev = git_rev(r, in, ref);
 	if (!in->rev) {
 		/* what the remote's REF is now */
-		rc = run_capture(
-			r, (const char *const[]){ in->tools.git, "ls-remote", in->url, ref, NULL },
-			&out);
+		rc = run_capture(r,
+				 (const char *const[]){ in->tools.git, "ls-remote", "--", in->url,
+							ref, NULL },
+				 &out);
 		if (rc == OK) {
 			char *tab = strchr(out.buf, '\t');
 
@@ -1274,7 +1276,7 @@ resolve_url(struct runner *r, struct inputs *in)
 			rc = run_capture(r,
 					 (const char *const[]){ in->tools.git, "--git-dir",
 								in->clone, "fetch", "--quiet",
-								"--force", in->url,
+								"--force", "--", in->url,
 								"+refs/heads/*:refs/heads/*",
 								"+refs/tags/*:refs/tags/*", NULL },
 					 &out);
@@ -1283,8 +1285,8 @@ resolve_url(struct runner *r, struct inputs *in)
 				rc = run_capture(r,
 						 (const char *const[]){ in->tools.git, "--git-dir",
 									in->clone, "fetch",
-									"--quiet", in->url, remote,
-									NULL },
+									"--quiet", "--", in->url,
+									remote, NULL },
 						 &out);
 				in->rev = git_rev(r, in, remote);
 			}
