@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -336,6 +338,51 @@ test_damaged(void **state)
 	free(dest);
 }
 
+/*
+ * A full disk: the unpacking fails with the file and the reason, and leaves
+ * no partial file. (Root only: a small tmpfs in a mount namespace of this
+ * test's own.)
+ */
+static void
+test_disk_full(void **state)
+{
+	struct strbuf tar = STRBUF_INIT;
+	struct archive_report r;
+	char *dest = test_tmp("full"), *big = xmalloc(256 << 10);
+	enum status rc;
+
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) ||
+	    mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		free(big);
+		free(dest);
+		skip();
+	}
+	mkdir_p(dest, 0755);
+	assert_int_equal(mount("fswb-test", dest, "tmpfs", 0, "size=64k"), 0);
+	memset(big, 'x', 256 << 10);
+	tar_member(&tar, "./small", '0', 0644, NULL, "fits", 4);
+	tar_member(&tar, "./generic/001.full", '0', 0644, NULL, big, 256 << 10);
+	tar_end(&tar);
+	{
+		char *gz = test_tmp("full.tar.gz");
+
+		write_gz(gz, &tar);
+		archive_report_init(&r);
+		rc = archive_unpack(gz, dest, ARCHIVE_MAX_DEFAULT, &r);
+		free(gz);
+	}
+	assert_int_equal(rc, ERR_IO);
+	assert_non_null(strstr(error_msg(), "cannot write 'generic/001.full'"));
+	assert_non_null(strstr(error_msg(), "No space left on device"));
+	assert_true(S_ISREG(lmode(dest, "small")));
+	assert_int_equal(lmode(dest, "generic/001.full"), 0);
+	umount(dest);
+	archive_report_release(&r);
+	strbuf_release(&tar);
+	free(big);
+	free(dest);
+}
+
 int
 main(void)
 {
@@ -345,6 +392,7 @@ main(void)
 		cmocka_unit_test(test_planted_symlink_not_followed),
 		cmocka_unit_test(test_size_caps),
 		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_disk_full),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
