@@ -10,27 +10,6 @@
 #include "core/paths.h"
 #include "core/util.h"
 
-bool
-write_fd_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = ENOSPC;
-			return false;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 enum status
 logfile_open(struct logfile *f, const char *dir, const char *name, uint64_t cap, const char *note)
 {

@@ -48,7 +48,4 @@ enum status logfile_open(struct logfile *f, const char *dir, const char *name, u
 enum logfile_result logfile_write(struct logfile *f, const void *buf, size_t len);
 void logfile_close(struct logfile *f);
 
-/* write(2) all of buf; false with errno on a failure. */
-bool write_fd_all(int fd, const void *buf, size_t len);
-
 #endif

@@ -218,6 +218,27 @@ remove_tree(const char *path)
 	return remove_at(AT_FDCWD, path, st.st_dev);
 }
 
+bool
+write_fd_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = ENOSPC;
+			return false;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
 /* Read fd (closed here) whole; path names it in messages. */
 static enum status
 read_fd(int fd, const char *path, size_t max, char **out, size_t *len)

@@ -54,6 +54,9 @@ enum status remove_tree(const char *path);
 bool path_exists(const char *path);
 bool path_is_dir(const char *path);
 
+/* write(2) all of buf; false with errno set on a failure (ENOSPC for a 0 write). */
+bool write_fd_all(int fd, const void *buf, size_t len);
+
 /* Read a whole file (at most max bytes, else ERR_LIMIT) into *out (free()). */
 enum status read_file(const char *path, size_t max, char **out, size_t *len);
 

@@ -293,26 +293,15 @@ write_member(struct tar *t, const char *name, uint64_t size, uint64_t mode)
 	}
 	while (left && rc == OK) {
 		size_t k = left < sizeof(buf) ? (size_t)left : sizeof(buf);
-		const char *p = buf;
 
 		if (read_full(t, buf, k) != (ssize_t)k) {
 			rc = damaged(t, "it ends inside a member");
 			break;
 		}
 		left -= k;
-		while (k) {
-			ssize_t w = write(fd, p, k);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				rc = error(ERR_IO, "cannot write '%s' from the results archive: %s",
-					   name, w < 0 ? strerror(errno) : "nothing written");
-				break;
-			}
-			p += w;
-			k -= (size_t)w;
-		}
+		if (!write_fd_all(fd, buf, k))
+			rc = error(ERR_IO, "cannot write '%s' from the results archive: %s", name,
+				   strerror(errno));
 	}
 	if (close(fd) && rc == OK)
 		rc = error(ERR_IO, "cannot write '%s' from the results archive: %s", name,

@@ -339,6 +339,48 @@ test_damaged(void **state)
 }
 
 /*
+ * What the agent sends: GNU tar's own archives (its default format, and
+ * pax), long names included, unpack whole.
+ */
+static void
+test_gnu_tar(void **state)
+{
+	static const char *const formats[] = { "gnu", "pax", "ustar" };
+	char *src = test_tmp("gnu/src"), *gz = test_tmp("gnu.tgz");
+	char *longname = xasprintf("generic/%090d/%050d.full", 7, 8), *p, *cmd, *text;
+	struct archive_report r;
+
+	p = path_join(src, longname);
+	test_write(p, "long\n");
+	free(p);
+	p = path_join(src, "result.xml");
+	test_write(p, "<testsuite/>\n");
+	free(p);
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		char *dest = xasprintf("%s/gnu/dest-%s", test_scratch, formats[i]);
+
+		cmd = xasprintf("tar --format=%s -C '%s' -czf '%s' .", formats[i], src, gz);
+		assert_int_equal(system(cmd), 0);
+		free(cmd);
+		mkdir_p(dest, 0755);
+		archive_report_init(&r);
+		assert_int_equal(archive_unpack(gz, dest, ARCHIVE_MAX_DEFAULT, &r), OK);
+		assert_int_equal(r.files, 2);
+		assert_int_equal(r.nskipped, 0);
+		p = path_join(dest, longname);
+		text = test_read(p);
+		assert_string_equal(text, "long\n");
+		free(text);
+		free(p);
+		archive_report_release(&r);
+		free(dest);
+	}
+	free(longname);
+	free(src);
+	free(gz);
+}
+
+/*
  * A full disk: the unpacking fails with the file and the reason, and leaves
  * no partial file. (Root only: a small tmpfs in a mount namespace of this
  * test's own.)
@@ -392,6 +434,7 @@ main(void)
 		cmocka_unit_test(test_planted_symlink_not_followed),
 		cmocka_unit_test(test_size_caps),
 		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_gnu_tar),
 		cmocka_unit_test(test_disk_full),
 	};
 
