@@ -75,6 +75,7 @@ struct engine {
 	struct session *session;
 	struct agent_reader reader;
 	struct agent_order order;
+	bool broke_protocol; /* this guest's agent did: nothing more is read from it */
 	struct check_parser *parser;
 	struct kmsg *kmsg;
 	enum phase phase;
@@ -965,11 +966,12 @@ on_control(void *data, const char *buf, size_t len)
 
 	struct strbuf msg = STRBUF_INIT;
 
-	if (e->reader.failed != OK)
-		return; /* stopped for a protocol error: nothing more is read */
+	if (e->broke_protocol)
+		return;
 	if (agent_reader_feed(&e->reader, buf, len, on_agent_msg, e) == OK)
 		return;
 	/* A protocol error of this guest: its session ends, the run goes on. */
+	e->broke_protocol = true;
 	strbuf_addf(&msg, "the guest agent of '%s' broke the protocol: %s; its guest is stopped",
 		    e->cfg->name, error_msg());
 	add_console_tail(e, &msg);
@@ -1150,6 +1152,7 @@ start_config(struct engine *e)
 		if (*p == '/')
 			*p = '-';
 	e->got_exit = e->got_result = e->boot_end_sent = e->job_sent = false;
+	e->broke_protocol = false;
 	e->ended_here = 0;
 	e->kmsg_bad = 0;
 	e->parser = check_parser_new(&e->check_bus, e->cfg->name);
