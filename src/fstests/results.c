@@ -535,7 +535,8 @@ jget_time(const struct jctx *c, json_t *o, const char *field, uint64_t *out)
 
 	if (rc == OK && s) {
 		*out = parse_iso_time(s);
-		if (!*out)
+		/* from 1970 to the year 9999: anything else is not a run's time */
+		if (!*out || *out > UINT64_C(253402300799999))
 			rc = jbad(c, field, "is not a time like 2026-12-03T07:51:54.000Z");
 	}
 	free(s);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The plan reader (fswb run --plan FILE) on anything: what it takes is
- * written back as JSON and must read again to the same text.
+ * The plan reader (fswb run --plan FILE) on anything: what it takes, with
+ * the defaults filled in as fswb does, is written back as JSON and must read
+ * again to the same text.
  *
  * fuzz-sources: src/core/plan.c src/core/profile.c src/fstests/catalogue.c src/core/paths.c src/core/util.c src/core/status.c
  * fuzz-seeds: tests/fuzz/seeds/plan.json
@@ -26,7 +27,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	plan_init(&p);
 	plan_init(&back);
 	if (plan_from_json(text, "fuzz.json", &p) == OK) {
-		char *json = plan_to_json(&p), *again;
+		char *json, *again;
+
+		plan_defaults(&p); /* as fswb does before it writes a plan */
+		json = plan_to_json(&p);
 
 		if (plan_from_json(json, "again.json", &back) != OK)
 			abort();
