@@ -963,7 +963,6 @@ static void
 on_control(void *data, const char *buf, size_t len)
 {
 	struct engine *e = data;
-
 	struct strbuf msg = STRBUF_INIT;
 
 	if (e->broke_protocol)
@@ -979,8 +978,11 @@ on_control(void *data, const char *buf, size_t len)
 		check_parser_finish(e->parser);
 	end_current_test(e, TS_CRASHED, "the guest agent broke the protocol");
 	fail_event(e, ERR_PROTOCOL, msg.buf);
-	if (e->phase == PH_TESTS)
+	if (!e->boot_end_sent)
+		stage_end(e, "boot", ERR_PROTOCOL, msg.buf);
+	else if (e->phase == PH_TESTS)
 		stage_end(e, "tests", ERR_PROTOCOL, msg.buf);
+	e->boot_end_sent = true;
 	strbuf_release(&msg);
 	e->got_exit = true; /* said above */
 	e->phase = PH_DONE;
