@@ -70,12 +70,27 @@ skip_note(struct tar *t, const char *name, const char *why)
 		strvec_pushf(&t->r->skipped, "'%.200s' (%s)", name, why);
 }
 
-/* Exactly n bytes, or fewer at the end of the stream; -1 on a read error. */
+/*
+ * Exactly n bytes, or fewer at the end of the stream; -1 on a read error,
+ * or when the decompressed stream would pass its cap (a gzip bomb: then
+ * the report says the unpacking stopped).
+ */
 static ssize_t
 read_full(struct tar *t, void *buf, size_t n)
 {
 	size_t got = 0;
 
+	if (n > t->stream_max - t->pos) {
+		if (!t->r->stopped) {
+			char cap[32];
+
+			format_size(t->stream_max, cap, sizeof(cap));
+			t->r->stopped = xasprintf("the archive unpacks to more than %s: the rest "
+						  "was left out",
+						  cap);
+		}
+		return -1;
+	}
 	while (got < n) {
 		int k = gzread(t->gz, (char *)buf + got, (unsigned)(n - got));
 
@@ -89,12 +104,15 @@ read_full(struct tar *t, void *buf, size_t n)
 	return (ssize_t)got;
 }
 
+/* A short read: the archive is damaged, unless a cap stopped the reading. */
 static enum status
 damaged(struct tar *t, const char *what)
 {
 	int zerr = 0;
 	const char *zmsg = gzerror(t->gz, &zerr);
 
+	if (t->r->stopped)
+		return OK;
 	return error(ERR_PARSE, "the results archive is damaged at byte %llu: %s%s%s",
 		     (unsigned long long)t->pos, what, zerr < 0 ? ": " : "", zerr < 0 ? zmsg : "");
 }
@@ -119,6 +137,15 @@ static uint64_t
 padding(uint64_t size)
 {
 	return (BLOCK - size % BLOCK) % BLOCK;
+}
+
+/* A member's data and its padding, left out. */
+static enum status
+skip_member(struct tar *t, uint64_t size)
+{
+	enum status rc = skip_bytes(t, size);
+
+	return rc == OK ? skip_bytes(t, padding(size)) : rc;
 }
 
 /* A numeric header field: octal, or GNU base-256 (high bit of the first byte). */
@@ -286,7 +313,7 @@ write_member(struct tar *t, const char *name, uint64_t size, uint64_t mode)
 		if (errno == EEXIST || errno == ELOOP || errno == ENOTDIR || errno == EISDIR) {
 			skip_note(t, name,
 				  errno == EEXIST ? "already there" : "a non-directory on its way");
-			return skip_bytes(t, size + padding(size));
+			return skip_member(t, size);
 		}
 		return error(ERR_IO, "cannot create '%s' from the results archive: %s", name,
 			     strerror(errno));
@@ -306,7 +333,7 @@ write_member(struct tar *t, const char *name, uint64_t size, uint64_t mode)
 	if (close(fd) && rc == OK)
 		rc = error(ERR_IO, "cannot write '%s' from the results archive: %s", name,
 			   strerror(errno));
-	if (rc != OK) {
+	if (rc != OK || t->r->stopped) {
 		unlinkat(t->destfd, name, 0); /* only what was made here: O_EXCL */
 		return rc;
 	}
@@ -370,7 +397,7 @@ member(struct tar *t, const unsigned char *h)
 		char *meta = NULL;
 
 		rc = read_meta(t, size, &meta);
-		if (rc != OK)
+		if (rc != OK || !meta)
 			return rc;
 		if (type == 'L') {
 			free(t->long_name);
@@ -382,7 +409,7 @@ member(struct tar *t, const unsigned char *h)
 		return OK;
 	}
 	if (type == 'K' || type == 'g')
-		return skip_bytes(t, size + padding(size));
+		return skip_member(t, size);
 	if (t->has_pax_size)
 		size = t->pax_size;
 	if (t->long_name) {
@@ -409,10 +436,12 @@ member(struct tar *t, const unsigned char *h)
 	if (!name || (type != '0' && type != '\0' && type != '7' && type != '5')) {
 		if (why || name)
 			skip_note(t, name ? name : raw, why ? why : special_kind(type));
-		rc = skip_bytes(t, type == '5' ? 0 : size + padding(size));
+		rc = skip_member(t, size);
 	} else if (type == '5') {
 		rc = make_dir(t, name);
-	} else if (t->r->bytes + size > t->max_bytes) {
+		if (rc == OK)
+			rc = skip_member(t, size); /* a directory's data (GNU dumpdir) */
+	} else if (size > t->max_bytes - t->r->bytes) {
 		char cap[32], *why_cap;
 
 		format_size(t->max_bytes, cap, sizeof(cap));
@@ -420,7 +449,7 @@ member(struct tar *t, const unsigned char *h)
 			xasprintf("it would take the unpacked results past %s: --max-results", cap);
 		skip_note(t, name, why_cap);
 		free(why_cap);
-		rc = skip_bytes(t, size + padding(size));
+		rc = skip_member(t, size);
 	} else {
 		rc = write_member(t, name, size, mode);
 	}
@@ -465,14 +494,6 @@ archive_unpack_fd(int fd, int destfd, uint64_t max_bytes, struct archive_report 
 			break;
 		}
 		rc = member(&t, h);
-		if (rc == OK && t.pos > t.stream_max && !r->stopped) {
-			char cap[32];
-
-			format_size(t.stream_max, cap, sizeof(cap));
-			r->stopped = xasprintf("the archive unpacks to more than %s: the rest was "
-					       "left out",
-					       cap);
-		}
 	}
 	free(t.long_name);
 	gzclose(t.gz);
