@@ -169,6 +169,20 @@ program_opt(const char *key, size_t len)
 	return len == 4 && !strncmp(key, "qemu", 4);
 }
 
+/* A size as people write it ("2 GiB") when that reads back exactly, else in bytes. */
+static json_t *
+json_size(uint64_t bytes)
+{
+	char buf[32];
+	uint64_t back;
+
+	format_size(bytes, buf, sizeof(buf));
+	if (parse_size(buf, &back) == OK && back == bytes)
+		return json_string(buf);
+	error_clear();
+	return json_integer((json_int_t)bytes);
+}
+
 static json_t *
 json_strvec(const struct strvec *sv)
 {
@@ -184,7 +198,6 @@ plan_to_json(const struct plan *plan)
 {
 	json_t *root = json_object(), *k = json_object(), *b = json_object();
 	json_t *opts = json_object(), *t = json_object();
-	char mem[32];
 	char *text, *out;
 
 	json_object_set_new(root, "version", json_integer(PLAN_VERSION));
@@ -223,15 +236,13 @@ plan_to_json(const struct plan *plan)
 	if (plan->stop_on_crash)
 		json_object_set_new(root, "stop_on_crash", json_true());
 	if (plan->max_results)
-		json_object_set_new(root, "max_results",
-				    json_string(format_size(plan->max_results, mem, sizeof(mem))));
+		json_object_set_new(root, "max_results", json_size(plan->max_results));
 	if (plan->dry_run)
 		json_object_set_new(root, "dry_run", json_true());
 	if (plan->shell)
 		json_object_set_new(root, "shell", json_true());
 	if (plan->mem)
-		json_object_set_new(root, "mem",
-				    json_string(format_size(plan->mem, mem, sizeof(mem))));
+		json_object_set_new(root, "mem", json_size(plan->mem));
 	else
 		json_object_set_new(root, "mem", json_null());
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
