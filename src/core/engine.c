@@ -487,16 +487,30 @@ config_disks(const struct fs_config *c, struct session_disk *d, char names[][16]
 	} else if (c->scratch_size) {
 		d[n++] = (struct session_disk){ "scratch", c->scratch_size };
 	}
-	if (c->logdev_size)
+	/* TEST and SCRATCH each get their own external log and realtime devices,
+	 * as xfstests-bld gives them */
+	if (c->logdev_size) {
+		d[n++] = (struct session_disk){ "test_logdev", c->logdev_size };
 		d[n++] = (struct session_disk){ "logdev", c->logdev_size };
-	if (c->rtdev_size)
+	}
+	if (c->rtdev_size) {
+		d[n++] = (struct session_disk){ "test_rtdev", c->rtdev_size };
 		d[n++] = (struct session_disk){ "rtdev", c->rtdev_size };
+	}
+	/* LOGWRITES_DEV for the log-replay tests (dm-log-writes), scratch-sized */
+	if (c->scratch_size)
+		d[n++] = (struct session_disk){ "logwrites", c->scratch_size };
 	return n;
 }
 
-/* The mkfs command line for TEST_DEV, as the configuration formats SCRATCH_DEV. */
+/*
+ * The mkfs command line for TEST_DEV, as the configuration formats SCRATCH_DEV;
+ * logdev and rtdev (may be NULL) are TEST_LOGDEV and TEST_RTDEV, which an xfs
+ * TEST_DEV is made with as fstests mounts and checks it.
+ */
 static void
-mkfs_words(const struct fs_config *c, const char *dev, struct strvec *out)
+mkfs_words(const struct fs_config *c, const char *dev, const char *logdev, const char *rtdev,
+	   struct strvec *out)
 {
 	static const struct {
 		const char *fstyp, *force;
@@ -508,6 +522,10 @@ mkfs_words(const struct fs_config *c, const char *dev, struct strvec *out)
 		if (!strcmp(force[i].fstyp, c->fstyp))
 			strvec_push(out, force[i].force);
 	strvec_split(out, c->mkfs_options, " \t");
+	if (!strcmp(c->fstyp, "xfs") && logdev)
+		strvec_pushf(out, "-llogdev=%s", logdev);
+	if (!strcmp(c->fstyp, "xfs") && rtdev)
+		strvec_pushf(out, "-rrtdev=%s", rtdev);
 	strvec_push(out, dev);
 }
 
@@ -559,6 +577,41 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 			strvec_push(out, t->tests.v[i]);
 }
 
+/* results/CONFIG-SLUG/: check's results directory and the kernel-log slices. */
+static char *
+results_dir(struct engine *e)
+{
+	char *rel = xasprintf("results/%s", e->cfg_slug);
+	char *dir = path_join(e->dir, rel);
+
+	free(rel);
+	return dir;
+}
+
+/*
+ * results/CONFIG/local.config: what check read in the guest, with the command
+ * that made TEST_DEV, so that a user can see and reproduce the setup. Written
+ * when the job is sent, so a guest that never sends results still leaves it.
+ */
+static void
+keep_localconfig(struct engine *e, const struct strbuf *lc, const struct strvec *mkfs)
+{
+	struct strbuf text = STRBUF_INIT;
+	char *dir = results_dir(e), *path = path_join(dir, "local.config");
+
+	strbuf_addf(&text, "# %s: the local.config check read in the guest (HOST_OPTIONS)\n",
+		    e->cfg->name);
+	strbuf_adds(&text, "# TEST_DEV was made with: ");
+	sq_quote_argv(&text, (const char *const *)mkfs->v);
+	strbuf_addf(&text, "\n%s", lc->buf);
+	if (mkdir_p(dir, 0755) != OK || write_file_atomic(path, text.buf, text.len, 0644) != OK)
+		warn(e, error_msg());
+	error_clear();
+	strbuf_release(&text);
+	free(path);
+	free(dir);
+}
+
 /* Append a FILE frame holding a host file (an exclude file). */
 static enum status
 frame_host_file(struct strbuf *frame, const char *name, const char *path)
@@ -594,6 +647,10 @@ send_job(struct engine *e)
 	char *scratch = disk_role_path(e, disks, ndisks, "scratch");
 	char *logdev = disk_role_path(e, disks, ndisks, "logdev");
 	char *rtdev = disk_role_path(e, disks, ndisks, "rtdev");
+	char *test_logdev = disk_role_path(e, disks, ndisks, "test_logdev");
+	char *test_rtdev = disk_role_path(e, disks, ndisks, "test_rtdev");
+	char *logwrites = disk_role_path(e, disks, ndisks, "logwrites");
+	char *kconfig = NULL;
 	enum status rc;
 
 	for (size_t i = 0; i < ndisks; i++)
@@ -606,19 +663,29 @@ send_job(struct engine *e)
 	dev.scratch_mnt = mounts[1];
 	dev.scratch_logdev = logdev;
 	dev.scratch_rtdev = rtdev;
+	dev.test_logdev = test_logdev;
+	dev.test_rtdev = test_rtdev;
+	dev.logwrites_dev = logwrites;
 	sec.config = e->cfg;
 	sec.dev = &dev;
 	strvec_pushv(&opts, (const char *const[]){ "-R", "xunit", "-T", NULL });
 	if (e->plan.dry_run)
 		strvec_push(&tests, "-n");
 	check_words(e, &job, &tests, &env);
-	mkfs_words(e->cfg, test_dev, &mkfs);
+	/* the kernel's config, where fstests' _require_kernel_config looks first */
+	if (e->kernel.config) {
+		kconfig = agent_job_path(&job, "kernel.config");
+		strvec_pushf(&env, "KCONFIG_PATH=%s", kconfig);
+	}
+	mkfs_words(e->cfg, test_dev, test_logdev, test_rtdev, &mkfs);
 	job.mkfs_test = (const char *const *)mkfs.v;
 	job.check_opts = (const char *const *)opts.v;
 	job.check_tests = (const char *const *)tests.v;
 	rc = localconfig_write(&sec, 1, NULL, &env, &lc);
-	if (rc == OK)
+	if (rc == OK) {
+		keep_localconfig(e, &lc, &mkfs);
 		rc = agent_job_env(&jobenv, &job);
+	}
 	if (rc == OK)
 		rc = agent_frame_file(&frame, "job.env", 0644, jobenv.buf, jobenv.len);
 	if (rc == OK)
@@ -631,6 +698,8 @@ send_job(struct engine *e)
 	}
 	if (rc == OK && e->cfg->exclude)
 		rc = frame_host_file(&frame, "exclude-config", e->cfg->exclude);
+	if (rc == OK && kconfig)
+		rc = frame_host_file(&frame, "kernel.config", e->kernel.config);
 	if (rc == OK && e->ended.n) {
 		char *list = strvec_join(&e->ended, "\n");
 
@@ -657,6 +726,10 @@ send_job(struct engine *e)
 	free(scratch);
 	free(logdev);
 	free(rtdev);
+	free(test_logdev);
+	free(test_rtdev);
+	free(logwrites);
+	free(kconfig);
 	strvec_clear(&pool);
 	strvec_clear(&mkfs);
 	strvec_clear(&opts);
@@ -687,17 +760,6 @@ end_current_test(struct engine *e, enum test_status st, const char *why)
 	emit(e, &ev);
 	strbuf_release(&detail);
 	free(test);
-}
-
-/* results/CONFIG-SLUG/: check's results directory and the kernel-log slices. */
-static char *
-results_dir(struct engine *e)
-{
-	char *rel = xasprintf("results/%s", e->cfg_slug);
-	char *dir = path_join(e->dir, rel);
-
-	free(rel);
-	return dir;
 }
 
 /* Unpack the results tarball and attach its files to the record. */
