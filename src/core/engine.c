@@ -16,6 +16,7 @@
 #include "core/paths.h"
 #include "core/spawn.h"
 #include "fstests/catalogue.h"
+#include "fstests/estimate.h"
 #include "fstests/check_parser.h"
 #include "fstests/kmsg.h"
 #include "fstests/localconfig.h"
@@ -29,12 +30,12 @@
 #define HELLO_LIMIT_TCG 300
 #define WATCH_MS	1000
 #define CONSOLE_TAIL	80 /* kernel-log lines kept with a crashed or hung test */
-/* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its previous time, at least
- * TEST_LIMIT_MIN seconds; TEST_LIMIT_UNKNOWN without one; times TEST_LIMIT_SLOW under TCG. */
-#define TEST_LIMIT_FACTOR  5
-#define TEST_LIMIT_MIN	   600
-#define TEST_LIMIT_UNKNOWN 1800
-#define TEST_LIMIT_SLOW	   4
+/* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its expected time
+ * (fstests/estimate.h: earlier runs, SOAK_DURATION, its groups; stretched under emulation),
+ * at least TEST_LIMIT_MIN seconds. */
+#define TEST_LIMIT_FACTOR 5
+#define TEST_LIMIT_MIN	  600
+#define TEST_LONG_FACTOR  2 /* a test past twice its expected time is flagged */
 
 enum phase {
 	PH_IDLE,
@@ -76,8 +77,12 @@ struct engine {
 	enum phase phase;
 	uint64_t phase_ms, last_heard_ms, watch_timer;
 	char *current_test;
-	double current_prev; /* its previous time, < 0 when unknown */
 	uint64_t test_started_ms;
+	double current_expected; /* seconds it should take (estimate_test) */
+	enum est_basis current_basis;
+	bool current_flagged;	 /* the user was told it runs long */
+	uint64_t last_output_ms; /* the guest's last kernel-log or check output */
+	int guest_busy;		 /* % of the guest's CPU time busy (its heartbeat), -1: unknown */
 	/*
 	 * The tests of this configuration that ended, over all its guests: a
 	 * guest started after a crash or a hang leaves them out (-E), and the
@@ -95,6 +100,11 @@ struct engine {
 	int check_status;
 	int result_fd;
 	char *result_path;
+
+	/* how long tests take: earlier runs, SOAK_DURATION, the tests' groups */
+	struct estimator est;
+	struct catalogue cat;
+	bool have_cat;
 
 	/* the whole run */
 	struct test_counts counts;
@@ -199,6 +209,40 @@ write_all(struct engine *e, int fd, const char *buf, size_t len)
 	}
 }
 
+/*
+ * The groups a test is known by: the catalogue's when fswb has the tree, else
+ * the groups the run selected tests by (what the run declares).
+ */
+static void
+test_groups(struct engine *e, const char *test, struct strvec *out)
+{
+	const struct catalogue_test *t = e->have_cat ? catalogue_find(&e->cat, test) : NULL;
+	const struct test_set *set =
+		e->plan.tests.preset ? profiles_set(e->profiles, e->plan.tests.preset) : NULL;
+
+	if (t) {
+		strvec_pushv(out, (const char *const *)t->groups.v);
+		return;
+	}
+	if (set)
+		strvec_pushv(out, (const char *const *)set->groups.v);
+	strvec_pushv(out, (const char *const *)e->plan.tests.groups.v);
+}
+
+/* The test that started: how long it should take, and why. */
+static void
+expect_test(struct engine *e)
+{
+	struct strvec groups = STRVEC_INIT;
+
+	test_groups(e, e->current_test, &groups);
+	e->current_expected =
+		estimate_test(&e->est, e->cfg ? e->cfg->name : NULL, e->kernel.version,
+			      e->current_test, &groups, &e->current_basis);
+	e->current_flagged = false;
+	strvec_clear(&groups);
+}
+
 /* The engine's own listener: the run's files, counts, the test in progress. */
 static void
 on_own_event(void *data, const struct event *ev)
@@ -214,7 +258,7 @@ on_own_event(void *data, const struct event *ev)
 		free(e->current_test);
 		e->current_test = xstrdup(ev->u.test_start.test);
 		e->test_started_ms = loop_now_ms();
-		e->current_prev = ev->u.test_start.prev_seconds;
+		expect_test(e);
 		e->any_test = true;
 		break;
 	case EV_TEST_END:
@@ -256,9 +300,33 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->events_fd = e->console_fd = e->kernel_fd = e->result_fd = e->shell_fd = -1;
 	strbuf_init(&e->out_line);
 	e->exit_code = 2;
+	e->guest_busy = -1;
 	strvec_init(&e->ended);
+	estimator_init(&e->est, false);
 	*out = e;
 	return OK;
+}
+
+/*
+ * What the watchdog expects of each test: the durations of earlier runs, the
+ * run's SOAK_DURATION, and the groups of the tree's tests (when fswb has it).
+ */
+static void
+load_expectations(struct engine *e)
+{
+	const char *src = e->plan.fstests_src;
+	const struct test_set *set =
+		e->plan.tests.preset ? profiles_set(e->profiles, e->plan.tests.preset) : NULL;
+	char *runs = NULL;
+
+	if (fswb_dir_make(DIR_DATA, "runs", &runs) == OK)
+		estimator_load_runs(&e->est, runs, EST_RUNS);
+	free(runs);
+	if (set && estimator_set_env(&e->est, &set->env) != OK)
+		warn(e, error_msg());
+	if (src && path_is_dir(src))
+		e->have_cat = catalogue_load(src, &e->cat) == OK;
+	error_clear();
 }
 
 /* A new run id: the UTC time, and a suffix when that directory exists. */
@@ -451,7 +519,7 @@ on_console(void *data, const char *buf, size_t len)
 {
 	struct engine *e = data;
 
-	e->last_heard_ms = loop_now_ms();
+	e->last_heard_ms = e->last_output_ms = loop_now_ms();
 	write_all(e, e->console_fd, buf, len);
 	kmsg_feed(e->kmsg, buf, len);
 }
@@ -889,7 +957,14 @@ on_agent_msg(const struct agent_msg *m, void *data)
 			poweroff(e);
 		}
 		break;
+	case AGENT_HB:
+		/* "HB UPTIME BUSY": how busy the guest's CPUs were since the last one */
+		if (m->argc > 1 && strlen(m->argv[1]) <= 3 && strspn(m->argv[1], "0123456789") &&
+		    !m->argv[1][strspn(m->argv[1], "0123456789")] && atoi(m->argv[1]) <= 100)
+			e->guest_busy = atoi(m->argv[1]);
+		break;
 	case AGENT_OUT:
+		e->last_output_ms = e->last_heard_ms;
 		if (e->plan.dry_run)
 			console_lines(e, m->data, m->len);
 		else
@@ -1057,16 +1132,39 @@ on_guest_exit(void *data, enum status code, const char *why)
 static unsigned
 test_limit(const struct engine *e)
 {
-	double limit;
+	double limit = e->current_expected * TEST_LIMIT_FACTOR;
 
 	if (e->plan.test_timeout)
 		return e->plan.test_timeout;
-	limit = e->current_prev >= 0 ? e->current_prev * TEST_LIMIT_FACTOR : TEST_LIMIT_UNKNOWN;
-	if (limit < TEST_LIMIT_MIN)
-		limit = TEST_LIMIT_MIN;
-	if (session_slow(e->session))
-		limit *= TEST_LIMIT_SLOW;
-	return (unsigned)limit;
+	return limit < TEST_LIMIT_MIN ? TEST_LIMIT_MIN : (unsigned)limit;
+}
+
+/*
+ * The test runs past twice its expected time: say so at once, with what the
+ * guest is doing and when it will count as hung.
+ */
+static void
+flag_long_test(struct engine *e, uint64_t now)
+{
+	char ran[16], expected[16], quiet[16], limit[16];
+	struct strbuf sb = STRBUF_INIT;
+
+	e->current_flagged = true;
+	strbuf_addf(&sb, "%s has run %s, over twice the %s expected (from %s)", e->current_test,
+		    format_duration((double)(now - e->test_started_ms) / 1000, ran, sizeof(ran)),
+		    format_duration(e->current_expected, expected, sizeof(expected)),
+		    est_basis_str(e->current_basis));
+	if (e->guest_busy >= 0)
+		strbuf_addf(&sb, "; the guest's CPUs are %d%% busy", e->guest_busy);
+	strbuf_addf(
+		&sb, "; %s from the guest for %s",
+		e->guest_busy >= 0 && e->guest_busy < 5 ? "nothing" : "no output",
+		format_duration((double)(now - e->last_output_ms) / 1000, quiet, sizeof(quiet)));
+	strbuf_addf(&sb, ". It counts as hung at %s (%s)",
+		    format_duration(test_limit(e), limit, sizeof(limit)),
+		    e->plan.test_timeout ? "--test-timeout" : "--test-timeout SECONDS changes it");
+	warn(e, sb.buf);
+	strbuf_release(&sb);
 }
 
 /* Once a second: is the guest still talking? */
@@ -1102,9 +1200,13 @@ watch(struct loop *loop, void *data)
 		msg = xasprintf("the guest for '%s' was silent for %u seconds: it hung",
 				e->cfg->name, silence);
 	else if (e->current_test && now - e->test_started_ms > limit * 1000ull)
-		msg = xasprintf("%s ran longer than %u seconds (%s): it hung", e->current_test,
-				limit,
-				e->plan.test_timeout ? "--test-timeout" : "the default limit");
+		msg = xasprintf(
+			"%s ran longer than %u seconds (%s): it hung", e->current_test, limit,
+			e->plan.test_timeout ? "--test-timeout"
+					     : "five times its expected time, at least 10 minutes");
+	else if (e->current_test && !e->current_flagged &&
+		 now - e->test_started_ms > e->current_expected * TEST_LONG_FACTOR * 1000)
+		return flag_long_test(e, now);
 	else
 		return;
 	check_parser_finish(e->parser);
@@ -1166,6 +1268,7 @@ start_config(struct engine *e)
 	notice = session_notice(e->session);
 	if (notice)
 		warn(e, notice);
+	e->est.slow = session_slow(e->session);
 	e->phase = PH_BOOT;
 	e->phase_ms = e->last_heard_ms = loop_now_ms();
 	e->watch_timer = loop_add_timer(e->loop, WATCH_MS, true, watch, e);
@@ -1267,6 +1370,7 @@ begin(struct loop *loop, void *data)
 
 	ev.u.run.id = e->id;
 	emit(e, &ev);
+	load_expectations(e);
 	if (prepare_kernel(e) != OK || e->interrupted || prepare_appliance(e) != OK ||
 	    e->interrupted) {
 		finish_run(e);
@@ -1370,6 +1474,9 @@ engine_free(struct engine *e)
 	event_bus_release(&e->own);
 	event_bus_release(&e->check_bus);
 	strvec_clear(&e->ended);
+	estimator_release(&e->est);
+	if (e->have_cat)
+		catalogue_release(&e->cat);
 	close_fd(&e->events_fd);
 	close_fd(&e->console_fd);
 	close_fd(&e->kernel_fd);
