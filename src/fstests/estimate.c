@@ -235,7 +235,8 @@ estimate_test(const struct estimator *est, const char *config, const char *kerne
 				      strvec_contains(groups, "stress"));
 
 		if (soak && est->soak >= 0) {
-			s = est->soak + (quick ? EST_QUICK : EST_TEST) * slow;
+			/* the soak is most of it: making and checking the filesystem is the rest */
+			s = est->soak + EST_QUICK * slow;
 			b = EST_BASIS_SOAK;
 		} else {
 			s = (quick ? EST_QUICK : lng ? EST_LONG : EST_TEST) * slow;

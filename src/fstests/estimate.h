@@ -11,8 +11,8 @@
  *		or were not run) count: a crash, a hang, an interrupted test
  *		or a shell session says nothing about the test's own time.
  *	soak	a test of the group "soak" when SOAK_DURATION is set: that
- *		many seconds (check's units: s, m, h, d, w) plus the set-up of
- *		a test of its groups
+ *		many seconds (check's units: s, m, h, d, w) plus EST_QUICK for
+ *		making and checking the filesystem
  *	groups	by its groups: EST_QUICK for "quick" tests, EST_LONG for
  *		"long_rw", "stress" or "soak" tests, EST_TEST otherwise
  * The defaults of soak and groups are for KVM; under emulation (slow) they

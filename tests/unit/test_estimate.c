@@ -77,14 +77,14 @@ test_groups_then_soak(void **state)
 	strvec_push(&env, "SOAK_DURATION=3m");
 	assert_int_equal(estimator_set_env(&est, &env), OK);
 	assert_true(estimate_test(&est, "ext4/4k", "6.1", "generic/476", &soak, &b) ==
-		    180 + EST_TEST);
+		    180 + EST_QUICK);
 	assert_int_equal(b, EST_BASIS_SOAK);
 	assert_string_equal(est_basis_str(b), "SOAK_DURATION");
 
 	/* under emulation the set-up stretches, the soak itself does not */
 	est.slow = true;
 	assert_true(estimate_test(&est, "ext4/4k", "6.1", "generic/476", &soak, &b) ==
-		    180 + EST_TEST * EST_SLOW);
+		    180 + EST_QUICK * EST_SLOW);
 	assert_true(estimate_test(&est, "ext4/4k", "6.1", "generic/001", &quick, &b) ==
 		    EST_QUICK * EST_SLOW);
 	assert_true(estimate_boot(&est) == EST_BOOT * EST_SLOW);
