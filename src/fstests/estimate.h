@@ -101,4 +101,25 @@ double estimate_test(const struct estimator *est, const char *config, const char
 /* A guest's boot, in seconds. */
 double estimate_boot(const struct estimator *est);
 
+/* What a run is expected to take, and on what that rests. */
+struct est_total {
+	double seconds;		    /* the tests and a boot per configuration */
+	size_t ntests;		    /* over all configurations */
+	size_t by[EST_BASIS_COUNT]; /* how many of them each basis gave */
+};
+
+struct catalogue;
+
+/*
+ * Add one configuration's tests (n names) and its boot to *t. A test's
+ * groups are the catalogue's (cat may be NULL), else groups (the groups the
+ * tests were selected by; may be NULL).
+ */
+void estimate_config(const struct estimator *est, const char *config, const char *kernel,
+		     const struct catalogue *cat, const char *const *tests, size_t n,
+		     const struct strvec *groups, struct est_total *t);
+
+/* What *t rests on, in words: "from 3 earlier runs and SOAK_DURATION". */
+void est_total_basis(const struct est_total *t, const struct estimator *est, struct strbuf *out);
+
 #endif
