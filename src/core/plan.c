@@ -430,6 +430,8 @@ read_count(struct reader *r, json_t *obj, const char *key, unsigned max, unsigne
 	return rc;
 }
 
+#define PLAN_SIZE_MAX (UINT64_C(1) << 50) /* 1 PiB: a larger size is a mistake */
+
 static enum status
 read_size(struct reader *r, json_t *obj, const char *key, uint64_t *out)
 {
@@ -448,6 +450,8 @@ read_size(struct reader *r, json_t *obj, const char *key, uint64_t *out)
 	} else {
 		rc = bad(r, "expected a size such as \"2G\", got %s", json_type_name(v));
 	}
+	if (rc == OK && (!*out || *out > PLAN_SIZE_MAX))
+		rc = bad(r, "a size from 1 byte to 1 PiB, such as \"2G\"");
 	strbuf_setlen(&r->path, mark);
 	return rc;
 }
