@@ -441,7 +441,7 @@ write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 	int fd;
 	enum status rc = OK;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0) {
 		rc = error(ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
 		free(tmp);
