@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
-#include "backends/hostcheck.h"
+#include "run/hostcheck.h"
 #include "core/paths.h"
 #include "core/spawn.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `fswb doctor`: what this machine has for each backend, with the command
- * that fixes what is missing (src/backends/hostcheck.h does the looking).
+ * that fixes what is missing (src/run/hostcheck.h does the looking).
  * Exits 0 when the default path (a local QEMU guest) can work, 1 when it
  * cannot, 2 on a bad option.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/hostcheck.h"
+#include "run/hostcheck.h"
 #include "cmd/cmd.h"
 #include "core/loop.h"
 #include "core/paths.h"

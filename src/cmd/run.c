@@ -13,9 +13,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "backends/agent_proto.h"
+#include "agent/agent_proto.h"
 #include "cmd/cmd.h"
-#include "core/engine.h"
+#include "run/engine.h"
 #include "core/event_json.h"
 #include "core/loop.h"
 

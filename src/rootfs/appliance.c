@@ -601,7 +601,7 @@ char *
 rootfs_agent_dir(void)
 {
 	char *datadir = fswb_datadir();
-	const char *subs[] = { "agent", "src/rootfs/agent" };
+	const char *subs[] = { "agent", "src/agent" };
 	char *found = NULL;
 
 	for (size_t i = 0; !found && i < ARRAY_SIZE(subs); i++) {
@@ -1404,7 +1404,7 @@ resolve_inputs(struct runner *r, const struct appliance_opts *o, struct inputs *
 		rc = error(
 			ERR_NOTFOUND,
 			"the guest agent (fswb-agent, fswb-init) is neither in '%s/agent' nor in "
-			"'%s/src/rootfs/agent': reinstall fswb or set FSWB_DATADIR",
+			"'%s/src/agent': reinstall fswb or set FSWB_DATADIR",
 			datadir, datadir);
 		free(datadir);
 		goto out;

@@ -18,7 +18,7 @@
 #include "fstests/kmsg.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
-#include "ui/diff.h"
+#include "view/diff.h"
 #include "ui/pager.h"
 
 #define DETAIL_FILE_MAX (4u << 20)

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "ui/text.h"
+#include "view/text.h"
 #include "ui/ui.h"
 #include "ui/ui_int.h"
 

@@ -27,8 +27,8 @@
 #include "core/paths.h"
 #include "core/spawn.h"
 #include "core/status.h"
-#include "ui/markdown.h"
-#include "ui/text.h"
+#include "view/markdown.h"
+#include "view/text.h"
 #include "ui/ui_int.h"
 
 #define DOCS_FILE_MAX	 (1u << 20)

@@ -14,8 +14,8 @@
 #include "core/paths.h"
 #include "core/status.h"
 #include "fstests/results.h"
-#include "ui/compare.h"
-#include "ui/text.h"
+#include "view/compare.h"
+#include "view/text.h"
 #include "ui/ui_int.h"
 
 struct hist_run {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ui/text.h"
+#include "view/text.h"
 
 void
 textdoc_add(struct textdoc *d, enum role role, const char *text)

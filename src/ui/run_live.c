@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-#include "core/engine.h"
+#include "run/engine.h"
 #include "core/paths.h"
 #include "core/status.h"
 #include "fstests/catalogue.h"

@@ -14,7 +14,7 @@
 
 #include "core/paths.h"
 #include "core/status.h"
-#include "ui/text.h"
+#include "view/text.h"
 #include "ui/ui.h"
 #include "ui/ui_int.h"
 

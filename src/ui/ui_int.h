@@ -23,8 +23,8 @@
 #include "core/plan.h"
 #include "core/profile.h"
 #include "core/status.h"
-#include "ui/layout.h"
-#include "ui/runmodel.h"
+#include "view/layout.h"
+#include "view/runmodel.h"
 
 #include <curses.h>
 

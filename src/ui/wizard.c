@@ -10,15 +10,15 @@
 #include <string.h>
 
 #include "backends/backend.h"
-#include "backends/hostcheck.h"
+#include "run/hostcheck.h"
 #include "core/paths.h"
 #include "core/status.h"
 #include "fstests/catalogue.h"
 #include "fstests/results.h"
 #include "kbuild/kernel.h"
 #include "ui/pager.h"
-#include "ui/planutil.h"
-#include "ui/text.h"
+#include "view/planutil.h"
+#include "view/text.h"
 #include "ui/ui_int.h"
 
 enum step { S_WELCOME, S_KERNEL, S_FS, S_BACKEND, S_TESTS, S_REVIEW, S_COUNT };

@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "backends/hostcheck.h"
+#include "run/hostcheck.h"
 #include "core/loop.h"
 #include "core/paths.h"
 #include "core/profile.h"

@@ -5,7 +5,7 @@
  * memory is about D * D longs for D changes; beyond DIFF_MAX_CHANGES the
  * diff gives up on finesse and shows everything removed, then added.
  */
-#include "ui/diff.h"
+#include "view/diff.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -51,8 +51,8 @@
  * Every path, the PATH and the environment values it reads can be given in
  * opts, so tests point it at fake files. Strings are owned by the struct.
  */
-#ifndef FSWB_BACKENDS_HOSTCHECK_H
-#define FSWB_BACKENDS_HOSTCHECK_H
+#ifndef FSWB_RUN_HOSTCHECK_H
+#define FSWB_RUN_HOSTCHECK_H
 
 #include <stdbool.h>
 #include <stddef.h>

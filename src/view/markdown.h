@@ -37,8 +37,8 @@
  * Every line records the offset in src of its first character (src), so a
  * view keeps its place across re-wrapping.
  */
-#ifndef FSWB_UI_MARKDOWN_H
-#define FSWB_UI_MARKDOWN_H
+#ifndef FSWB_VIEW_MARKDOWN_H
+#define FSWB_VIEW_MARKDOWN_H
 
 #include <stdbool.h>
 #include <stddef.h>

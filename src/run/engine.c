@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "core/engine.h"
+#include "run/engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backends/agent_proto.h"
+#include "agent/agent_proto.h"
 #include "backends/backend.h"
 #include "core/event_json.h"
 #include "core/paths.h"

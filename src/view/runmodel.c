@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "ui/runmodel.h"
+#include "view/runmodel.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -41,8 +41,8 @@
  *	                                             it closes, or the user leaves
  *	engine_shell_end(e);                         then the guest powers off
  */
-#ifndef FSWB_CORE_ENGINE_H
-#define FSWB_CORE_ENGINE_H
+#ifndef FSWB_RUN_ENGINE_H
+#define FSWB_RUN_ENGINE_H
 
 #include "core/event.h"
 #include "core/loop.h"

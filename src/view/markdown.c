@@ -6,7 +6,7 @@
  * when its block ends, behind the prefix the enclosing blocks give (quote
  * bars, list markers, hanging indents).
  */
-#include "ui/markdown.h"
+#include "view/markdown.h"
 
 #include <ctype.h>
 #include <md4c.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "ui/text.h"
+#include "view/text.h"
 
 #define NOSRC	  SIZE_MAX
 #define MAX_DEPTH 64

@@ -13,8 +13,8 @@
  * Widths come from wcwidth(3), so the locale's LC_CTYPE must be UTF-8 for
  * wide characters to count as two columns (setlocale(LC_ALL, "") first).
  */
-#ifndef FSWB_UI_TEXT_H
-#define FSWB_UI_TEXT_H
+#ifndef FSWB_VIEW_TEXT_H
+#define FSWB_VIEW_TEXT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,7 +3,7 @@
  * The agent protocol's framing: a reader for the guest's stream, builders
  * for the host's frames, and job.env. See agent_proto.h.
  */
-#include "backends/agent_proto.h"
+#include "agent/agent_proto.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -790,7 +790,7 @@ agent_job_env(struct strbuf *out, const struct agent_job *job)
 				     job->env[i]);
 	}
 
-	strbuf_adds(&sb, "# fswb job, sourced by fswb-agent (see src/backends/agent_proto.h)\n");
+	strbuf_adds(&sb, "# fswb job, sourced by fswb-agent (see src/agent/agent_proto.h)\n");
 	strbuf_addf(&sb, "FSWB_PROTO=%d\n", AGENT_PROTO_VERSION);
 	env_var(&sb, "FSWB_JOB_DIR", jobdir);
 	env_var(&sb, "FSWB_FSTESTS_DIR", fstests);

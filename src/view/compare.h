@@ -9,8 +9,8 @@
  *	for (size_t i = 0; i < c.n; i++) c.v[i] ...
  *	run_compare_release(&c);
  */
-#ifndef FSWB_UI_COMPARE_H
-#define FSWB_UI_COMPARE_H
+#ifndef FSWB_VIEW_COMPARE_H
+#define FSWB_VIEW_COMPARE_H
 
 #include <stdbool.h>
 #include <stddef.h>

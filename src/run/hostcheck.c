@@ -16,7 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "backends/hostcheck.h"
+#include "run/hostcheck.h"
 #include "core/paths.h"
 #include "core/spawn.h"
 #include "kbuild/kernel.h"

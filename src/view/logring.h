@@ -12,8 +12,8 @@
  *	for (size_t i = 0; i < r.n; i++) logring_get(&r, i)->text ...
  *	logring_release(&r);
  */
-#ifndef FSWB_UI_LOGRING_H
-#define FSWB_UI_LOGRING_H
+#ifndef FSWB_VIEW_LOGRING_H
+#define FSWB_VIEW_LOGRING_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "ui/logring.h"
+#include "view/logring.h"
 
 #include <stdlib.h>
 #include <string.h>

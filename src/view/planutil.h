@@ -4,8 +4,8 @@
  * `fswb run ...` line that makes the same plan (so people learn the CLI),
  * and how long the run will take.
  */
-#ifndef FSWB_UI_PLANUTIL_H
-#define FSWB_UI_PLANUTIL_H
+#ifndef FSWB_VIEW_PLANUTIL_H
+#define FSWB_VIEW_PLANUTIL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "ui/text.h"
+#include "view/text.h"
 
 #include <ctype.h>
 #include <stdlib.h>

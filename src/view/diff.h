@@ -10,8 +10,8 @@
  * Nothing is added when the texts are the same. Inputs larger than
  * DIFF_MAX_LINES lines are cut there (with a last line saying so).
  */
-#ifndef FSWB_UI_DIFF_H
-#define FSWB_UI_DIFF_H
+#ifndef FSWB_VIEW_DIFF_H
+#define FSWB_VIEW_DIFF_H
 
 #include "core/util.h"
 

@@ -4,8 +4,8 @@
  * panes go at a given size, the key bar's item positions (for mouse
  * clicks) and the progress bar. Pure functions, unit-tested.
  */
-#ifndef FSWB_UI_LAYOUT_H
-#define FSWB_UI_LAYOUT_H
+#ifndef FSWB_VIEW_LAYOUT_H
+#define FSWB_VIEW_LAYOUT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "ui/planutil.h"
+#include "view/planutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>

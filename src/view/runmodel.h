@@ -17,8 +17,8 @@
  * RUN_MODEL_LOG_BYTES bytes); warnings and errors keep the last
  * RUN_MODEL_MESSAGES; tests are one entry per (config, test).
  */
-#ifndef FSWB_UI_RUNMODEL_H
-#define FSWB_UI_RUNMODEL_H
+#ifndef FSWB_VIEW_RUNMODEL_H
+#define FSWB_VIEW_RUNMODEL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,7 +26,7 @@
 
 #include "core/event.h"
 #include "core/util.h"
-#include "ui/logring.h"
+#include "view/logring.h"
 
 #define RUN_MODEL_LOG_LINES 20000
 #define RUN_MODEL_LOG_BYTES (8u << 20)

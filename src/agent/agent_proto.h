@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The agent protocol: how fswb (the host) and its guest agent
- * (src/rootfs/agent/fswb-agent) talk, and the host's half of it.
+ * (src/agent/fswb-agent) talk, and the host's half of it.
  *
  * This module is pure framing: it turns bytes into messages and messages
  * into bytes. It owns no fd and never waits; the backend owns the channel,
@@ -134,8 +134,8 @@
  * login banner, a shell's warning): a reader made with AGENT_READER_SYNC
  * passes lines before HELLO as AGENT_NOISE messages instead of failing.
  */
-#ifndef FSWB_BACKENDS_AGENT_PROTO_H
-#define FSWB_BACKENDS_AGENT_PROTO_H
+#ifndef FSWB_AGENT_AGENT_PROTO_H
+#define FSWB_AGENT_AGENT_PROTO_H
 
 #include <stdbool.h>
 #include <stddef.h>

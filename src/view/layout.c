@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "ui/layout.h"
+#include "view/layout.h"
 
 #include <stdio.h>
 #include <string.h>
