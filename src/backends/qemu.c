@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
-#include "run/hostcheck.h"
+#include "backends/kvm.h"
 #include "core/paths.h"
 #include "core/spawn.h"
 
@@ -222,7 +222,7 @@ use_kvm(struct loop *loop, const struct plan *plan, const char *qemu, const char
 	v = cached_verdict(qemu, &why);
 	if (v < 0) {
 		why = NULL;
-		ok = hostcheck_kvm_boot(loop, qemu, kernel, KVM_TEST_MS, &why) == HC_KVM_OK;
+		ok = kvm_try_boot(loop, qemu, kernel, KVM_TEST_MS, &why) == KVM_TRY_OK;
 		save_verdict(qemu, ok, why);
 		v = ok;
 	}

@@ -526,26 +526,58 @@ enum status
 spawn_run(struct loop *loop, const char *const *argv, const char *const *env, bool err_to_out,
 	  size_t max_out, struct strbuf *out, struct child_exit *exit)
 {
+	struct spawn_run r = { .argv = argv,
+			       .env = env,
+			       .err_to_out = err_to_out,
+			       .max_out = max_out,
+			       .timeout_ms = -1 };
+
+	return spawn_run_opts(loop, &r, out, exit, NULL);
+}
+
+enum status
+spawn_run_opts(struct loop *loop, const struct spawn_run *r, struct strbuf *out,
+	       struct child_exit *exit, bool *timed_out)
+{
 	struct spawn_opts o = SPAWN_OPTS_INIT;
 	struct strbuf discard = STRBUF_INIT;
 	struct collect c = { 0 };
 	struct child *child;
+	uint64_t deadline = r->timeout_ms >= 0 ? loop_now_ms() + (uint64_t)r->timeout_ms : 0;
+	size_t start = out ? out->len : 0;
+	bool seen = false;
 	enum status rc;
 
-	o.argv = argv;
-	o.env = env;
+	o.argv = r->argv;
+	o.env = r->env;
 	o.out = SPAWN_PIPE;
-	o.err = err_to_out ? SPAWN_STDOUT : SPAWN_NULL;
+	o.err = r->err_to_out ? SPAWN_STDOUT : SPAWN_NULL;
+	o.new_pgrp = r->new_pgrp;
+	if (timed_out)
+		*timed_out = false;
 	rc = spawn_start(loop, &o, &child);
 	if (rc != OK)
 		return rc;
 	c.child = child;
 	c.out = out ? out : &discard;
-	c.max = out ? max_out : 0;
+	c.max = out || r->until ? r->max_out : 0;
 	rc = loop_add_fd(loop, child->out, POLLIN, on_output, &c);
-	if (rc != OK)
-		goto out;
-	rc = child_wait(child, -1);
+	while (rc == OK && child->running && !seen) {
+		int wait_ms = -1;
+
+		if (r->timeout_ms >= 0) {
+			uint64_t now = loop_now_ms();
+
+			if (now >= deadline) {
+				if (timed_out)
+					*timed_out = true;
+				break;
+			}
+			wait_ms = (int)(deadline - now);
+		}
+		rc = loop_run_once(loop, wait_ms);
+		seen = r->until && strstr(c.out->buf + start, r->until);
+	}
 	if (rc != OK)
 		goto out;
 	/*
@@ -561,7 +593,7 @@ spawn_run(struct loop *loop, const char *const *argv, const char *const *env, bo
 			   strerror(c.err));
 	else if (c.over && out)
 		rc = error(ERR_LIMIT, "the output of '%s' is larger than %zu bytes", child->name,
-			   max_out);
+			   r->max_out);
 out:
 	child_free(child);
 	strbuf_release(&discard);

@@ -5,11 +5,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/kvm.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -22,12 +20,10 @@
 #include "kbuild/kernel.h"
 #include "rootfs/appliance.h"
 
-#define OS_RELEASE_MAX	 (64u << 10)
-#define OUTPUT_MAX	 (64u << 10)
-#define KVM_BOOT_MS	 6000
-#define PROGRAM_MS	 5000
-#define KVM_API_VERSION_ 12
-#define SBIN_DEFAULT	 "/usr/sbin:/sbin"
+#define OS_RELEASE_MAX (64u << 10)
+#define OUTPUT_MAX     (64u << 10)
+#define PROGRAM_MS     5000
+#define SBIN_DEFAULT   "/usr/sbin:/sbin"
 
 static const char *const group_names[HC_NGROUPS] = {
 	[HC_HOST] = "host", [HC_QEMU] = "qemu", [HC_LIBVIRT] = "libvirt",
@@ -256,193 +252,6 @@ hostcheck_version(const char *text)
 	return NULL;
 }
 
-enum hc_kvm
-hostcheck_kvm_device(const char *dev, char **why)
-{
-	const char *path = dev ? dev : "/dev/kvm";
-	char *msg = NULL;
-	enum hc_kvm r = HC_KVM_OK;
-	int fd, v, vm;
-
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-
-		if (e == ENOENT || e == ENODEV || e == ENXIO) {
-			r = HC_KVM_NODEV;
-			msg = xasprintf("there is no %s (no hardware virtualisation, or the kvm "
-					"module is not loaded)",
-					path);
-		} else if (e == EACCES || e == EPERM) {
-			r = HC_KVM_NOPERM;
-			msg = xasprintf("%s exists but this user may not open it (not in the "
-					"'kvm' group)",
-					path);
-		} else {
-			r = HC_KVM_BROKEN;
-			msg = xasprintf("%s cannot be opened: %s", path, strerror(e));
-		}
-		goto out;
-	}
-	v = ioctl(fd, KVM_GET_API_VERSION, 0);
-	if (v != KVM_API_VERSION_) {
-		r = HC_KVM_BROKEN;
-		msg = v < 0 ? xasprintf("%s is not a KVM device (KVM_GET_API_VERSION: %s)", path,
-					strerror(errno))
-			    : xasprintf("%s speaks KVM API version %d, not %d", path, v,
-					KVM_API_VERSION_);
-		goto out;
-	}
-	vm = ioctl(fd, KVM_CREATE_VM, 0);
-	if (vm < 0) {
-		r = HC_KVM_NOVM;
-		msg = xasprintf("KVM refuses to create a VM (KVM_CREATE_VM: %s): the kvm module "
-				"or nested virtualisation refuses",
-				strerror(errno));
-		goto out;
-	}
-	close(vm);
-out:
-	if (fd >= 0)
-		close(fd);
-	if (why)
-		*why = msg;
-	else
-		free(msg);
-	return r;
-}
-
-struct capture {
-	struct strbuf *out;
-	const char *want; /* stop waiting once this is seen */
-	bool seen;
-};
-
-static void
-capture_read(struct loop *loop, int fd, short revents, void *data)
-{
-	struct capture *c = data;
-	char buf[4096];
-	ssize_t n;
-
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		if (c->out->len < OUTPUT_MAX)
-			strbuf_add(c->out, buf, (size_t)n);
-		if (c->want && strstr(c->out->buf, c->want))
-			c->seen = true;
-	}
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-		loop_del_fd(loop, fd);
-}
-
-/*
- * Run argv (stdout and stderr together into *out) for at most ms, or until
- * want appears in the output. *timed_out when it was still running; it is
- * killed then. ERR_NOTFOUND/ERR_SPAWN when it cannot start.
- */
-static enum status
-run_timed(struct loop *loop, const char *const *argv, unsigned ms, const char *want,
-	  struct strbuf *out, struct child_exit *ex, bool *timed_out)
-{
-	static const char *const env[] = { "LC_ALL=C", NULL };
-	struct spawn_opts o = SPAWN_OPTS_INIT;
-	struct capture c = { out, want, false };
-	struct child *child;
-	uint64_t end;
-	enum status rc;
-
-	o.argv = argv;
-	o.env = env;
-	o.out = SPAWN_PIPE;
-	o.err = SPAWN_STDOUT;
-	o.new_pgrp = true;
-	rc = spawn_start(loop, &o, &child);
-	if (rc != OK)
-		return rc;
-	rc = loop_add_fd(loop, child->out, POLLIN, capture_read, &c);
-	end = loop_now_ms() + ms;
-	while (rc == OK && child->running && !c.seen) {
-		uint64_t now = loop_now_ms();
-
-		if (now >= end)
-			break;
-		rc = loop_run_once(loop, (int)(end - now));
-	}
-	if (child->out >= 0) {
-		capture_read(loop, child->out, POLLIN, &c);
-		loop_del_fd(loop, child->out);
-	}
-	if (timed_out)
-		*timed_out = child->running && !c.seen;
-	if (ex)
-		*ex = child->exit;
-	child_free(child);
-	return rc;
-}
-
-enum hc_kvm
-hostcheck_kvm_boot(struct loop *loop, const char *qemu, const char *kernel, unsigned timeout_ms,
-		   char **why)
-{
-	const char *argv[] = { qemu,
-			       "-accel",
-			       "kvm",
-			       "-cpu",
-			       "host",
-			       "-m",
-			       "256",
-			       "-display",
-			       "none",
-			       "-nodefaults",
-			       "-no-user-config",
-			       "-no-reboot",
-			       "-serial",
-			       "stdio",
-			       "-kernel",
-			       kernel,
-			       "-append",
-			       "console=ttyS0 panic=-1 init=/fswb-kvm-test",
-			       NULL };
-	struct strbuf out = STRBUF_INIT;
-	struct child_exit ex = { 0 };
-	bool timed_out = false;
-	enum hc_kvm r = HC_KVM_OK;
-	char *msg = NULL;
-	enum status rc;
-
-	rc = run_timed(loop, argv, timeout_ms ? timeout_ms : KVM_BOOT_MS, "Linux version", &out,
-		       &ex, &timed_out);
-	if (rc != OK) {
-		r = HC_KVM_UNTRIED;
-		msg = xasprintf("cannot start QEMU to try KVM: %s", error_msg());
-	} else if (!strstr(out.buf, "Linux version")) {
-		char *text = str_trim(out.buf);
-		char *nl = strchr(text, '\n');
-
-		if (nl)
-			*nl = '\0';
-		if (strstr(text, "ould not load") || strstr(text, "ould not open")) {
-			r = HC_KVM_UNTRIED;
-			msg = xasprintf("QEMU cannot load '%s' to try KVM: %.200s", kernel, text);
-		} else if (timed_out || !*text) {
-			r = HC_KVM_NOBOOT;
-			msg = xasprintf(
-				"KVM accepts a VM, but a guest kernel printed nothing in %u "
-				"s (nested virtualisation is not working on this host)",
-				(timeout_ms ? timeout_ms : KVM_BOOT_MS) / 1000);
-		} else {
-			r = HC_KVM_NOBOOT;
-			msg = xasprintf("QEMU cannot use KVM: %.200s", text);
-		}
-	}
-	strbuf_release(&out);
-	if (why)
-		*why = msg;
-	else
-		free(msg);
-	return r;
-}
-
 enum status
 hostcheck_free_space(const char *dir, uint64_t *bytes)
 {
@@ -602,6 +411,26 @@ struct ctx {
 	char *home;
 };
 
+/*
+ * Run argv (stdout and stderr together into *out) for at most the programs'
+ * time limit; *timed_out when it was still running (it is killed then).
+ */
+static enum status
+run_timed(struct ctx *c, const char *const *argv, struct strbuf *out, struct child_exit *ex,
+	  bool *timed_out)
+{
+	static const char *const env[] = { "LC_ALL=C", NULL };
+	struct spawn_run r = { .argv = argv,
+			       .env = env,
+			       .err_to_out = true,
+			       .new_pgrp = true,
+			       .max_out = OUTPUT_MAX,
+			       .timeout_ms =
+				       (int)(c->o->timeout_ms ? c->o->timeout_ms : PROGRAM_MS) };
+
+	return spawn_run_opts(c->loop, &r, out, ex, timed_out);
+}
+
 /* The version a program prints, or NULL. */
 static char *
 program_version(struct ctx *c, const char *path, const char *flag)
@@ -612,8 +441,7 @@ program_version(struct ctx *c, const char *path, const char *flag)
 
 	if (!c->o->run_programs)
 		return NULL;
-	if (run_timed(c->loop, argv, c->o->timeout_ms ? c->o->timeout_ms : PROGRAM_MS, NULL, &out,
-		      NULL, NULL) == OK)
+	if (run_timed(c, argv, &out, NULL, NULL) == OK)
 		v = hostcheck_version(out.buf);
 	error_clear();
 	strbuf_release(&out);
@@ -781,21 +609,21 @@ check_appliance(struct ctx *c)
 }
 
 static const char *
-kvm_fix(enum hc_kvm k)
+kvm_fix(enum kvm_try k)
 {
 	switch (k) {
-	case HC_KVM_NODEV:
+	case KVM_TRY_NODEV:
 		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
 		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
-	case HC_KVM_NOPERM:
+	case KVM_TRY_NOPERM:
 		return "sudo usermod -aG kvm $USER (then log out and in again)";
-	case HC_KVM_NOVM:
-	case HC_KVM_NOBOOT:
+	case KVM_TRY_NOVM:
+	case KVM_TRY_NOBOOT:
 		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
 		       "kvm_amd nested=1) or run on bare metal";
-	case HC_KVM_OK:
-	case HC_KVM_BROKEN:
-	case HC_KVM_UNTRIED:
+	case KVM_TRY_OK:
+	case KVM_TRY_BROKEN:
+	case KVM_TRY_UNTRIED:
 		break;
 	}
 	return NULL;
@@ -805,7 +633,7 @@ static void
 check_qemu(struct ctx *c)
 {
 	char *img, *why = NULL;
-	enum hc_kvm k;
+	enum kvm_try k;
 
 	c->hc->qemu = check_program(c, HC_QEMU, true, "qemu-system-x86_64", "--version",
 				    "the local QEMU backend runs the guests with it");
@@ -813,21 +641,20 @@ check_qemu(struct ctx *c)
 			    "it makes each guest's overlay of the appliance");
 	free(img);
 
-	k = hostcheck_kvm_device(c->o->kvm_dev, &why);
-	if (k == HC_KVM_OK && c->hc->qemu && c->hc->kernel && c->o->run_programs) {
-		k = hostcheck_kvm_boot(c->loop, c->hc->qemu, c->hc->kernel, c->o->kvm_boot_ms,
-				       &why);
-	} else if (k == HC_KVM_OK) {
-		k = HC_KVM_UNTRIED;
+	k = kvm_try_device(c->o->kvm_dev, &why);
+	if (k == KVM_TRY_OK && c->hc->qemu && c->hc->kernel && c->o->run_programs) {
+		k = kvm_try_boot(c->loop, c->hc->qemu, c->hc->kernel, c->o->kvm_boot_ms, &why);
+	} else if (k == KVM_TRY_OK) {
+		k = KVM_TRY_UNTRIED;
 		why = xstrdup(!c->o->run_programs ? "not tried with a guest"
 			      : !c->hc->qemu	  ? "not tried with a guest (no QEMU)"
 						  : "not tried with a guest (no kernel to boot)");
 	}
 	c->hc->kvm = k;
-	if (k == HC_KVM_OK) {
+	if (k == KVM_TRY_OK) {
 		add(c->hc, HC_QEMU, HC_OK, false, "KVM",
 		    xstrdup("a guest kernel runs under KVM: guests run at full speed"), NULL);
-	} else if (k == HC_KVM_UNTRIED) {
+	} else if (k == KVM_TRY_UNTRIED) {
 		add(c->hc, HC_QEMU, HC_OK, false, "KVM",
 		    xasprintf("%s opens and creates a VM; %s",
 			      c->o->kvm_dev ? c->o->kvm_dev : "/dev/kvm", why),
@@ -966,8 +793,7 @@ check_adb(struct ctx *c)
 
 	if (!adb || !c->o->run_programs)
 		goto out;
-	if (run_timed(c->loop, argv, c->o->timeout_ms ? c->o->timeout_ms : PROGRAM_MS, NULL, &out,
-		      &ex, &timed_out) != OK) {
+	if (run_timed(c, argv, &out, &ex, &timed_out) != OK) {
 		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices", xstrdup(error_msg()), NULL);
 		error_clear();
 		goto out;

@@ -61,6 +61,7 @@
 #include "core/loop.h"
 #include "core/profile.h"
 #include "core/status.h"
+#include "backends/kvm.h"
 #include "core/util.h"
 
 #define HOSTCHECK_DISK_MIN  (4ull << 30)  /* below this the appliance does not fit */
@@ -147,30 +148,6 @@ char *hostcheck_find(const char *prog, const char *path, const char *extra);
 /* The first "1.2" or "v1.2.3"-shaped word of text ("7.2.22"), or NULL. free() it. */
 char *hostcheck_version(const char *text);
 
-enum hc_kvm {
-	HC_KVM_OK,	/* opens, API 12, creates a VM */
-	HC_KVM_NODEV,	/* no such device */
-	HC_KVM_NOPERM,	/* EACCES/EPERM: not in the kvm group */
-	HC_KVM_BROKEN,	/* opens, but is not a KVM device or has another API version */
-	HC_KVM_NOVM,	/* KVM_CREATE_VM fails: the module or nesting refuses */
-	HC_KVM_NOBOOT,	/* accepts a VM, but a guest kernel never runs */
-	HC_KVM_UNTRIED, /* the ioctls work; no guest was tried (no QEMU or kernel) */
-};
-
-/*
- * Try the KVM device dev (NULL: /dev/kvm) with the ioctls above. *why (may
- * be NULL) gets a sentence for anything but HC_KVM_OK (free() it).
- */
-enum hc_kvm hostcheck_kvm_device(const char *dev, char **why);
-
-/*
- * Boot kernel with qemu (-accel kvm, no root filesystem) and wait at most
- * timeout_ms for the kernel's "Linux version" banner on the serial console.
- * HC_KVM_OK when it came, HC_KVM_NOBOOT with *why when it did not.
- */
-enum hc_kvm hostcheck_kvm_boot(struct loop *loop, const char *qemu, const char *kernel,
-			       unsigned timeout_ms, char **why);
-
 /*
  * Free bytes for an unprivileged user in dir's filesystem; a dir that does
  * not exist yet is measured at its nearest existing parent. ERR_IO naming
@@ -233,11 +210,11 @@ struct hostcheck {
 	struct hc_finding *v; /* in group order, then the order checked */
 	size_t n, alloc;
 	struct hc_os os;
-	bool ready;	 /* every required finding is not HC_MISSING */
-	bool slow;	 /* ready, but without KVM */
-	enum hc_kvm kvm; /* what the KVM checks found */
-	char *kernel;	 /* the kernel the default path boots, or NULL */
-	char *qemu;	 /* qemu-system-x86_64's path, or NULL */
+	bool ready;	  /* every required finding is not HC_MISSING */
+	bool slow;	  /* ready, but without KVM */
+	enum kvm_try kvm; /* what the KVM checks found */
+	char *kernel;	  /* the kernel the default path boots, or NULL */
+	char *qemu;	  /* qemu-system-x86_64's path, or NULL */
 };
 
 /*
