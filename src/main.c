@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "backends/backend.h"
 #include "cmd/cmd.h"
+#include "run/plan_check.h"
 #include "ui/ui.h"
 
 /* Print the recorded error and return the exit code for "nothing could run". */
@@ -370,7 +371,7 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		strvec_push(&plan->tests.tests, argv[i]);
 	}
 	plan_defaults(plan);
-	if (plan_validate(plan, prof, backend_names()) != OK)
+	if (plan_check(plan, prof) != OK)
 		die("%s", error_msg());
 }
 

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "core/paths.h"
-#include "fstests/catalogue.h"
 
 static const char *const kernel_kinds[] = {
 	[KERNEL_AUTO] = "auto",
@@ -720,46 +719,6 @@ is_nonempty(const char *s)
 	return *s != '\0';
 }
 
-/*
- * Each named test must be for one of the configurations' filesystems:
- * check would run xfs/001 on ext4 and it would fail there.
- */
-static enum status
-validate_test_dirs(const struct plan *plan, const struct profiles *profiles)
-{
-	for (size_t i = 0; i < plan->tests.tests.n; i++) {
-		const char *t = plan->tests.tests.v[i];
-		int dirlen = (int)strcspn(t, "/");
-		const struct fs_config *for_it = NULL;
-		bool fits = false;
-		char *dir;
-
-		for (size_t j = 0; !fits && j < plan->configs.n; j++) {
-			const struct fs_config *c = profiles_config(profiles, plan->configs.v[j]);
-
-			fits = c && catalogue_name_fits(t, c->fstyp);
-		}
-		if (fits)
-			continue;
-		dir = xstrndup(t, (size_t)dirlen);
-		if (profiles_resolve_config(profiles, dir, &for_it) != OK)
-			for_it = NULL;
-		free(dir);
-		if (for_it)
-			return error(ERR_INVALID,
-				     "tests.tests[%zu]: '%s' is a test for %.*s, and no chosen "
-				     "configuration is %.*s (check would run it anyway, and it "
-				     "would fail); add one, e.g. -c %s, or leave the test out",
-				     i, t, dirlen, t, dirlen, t, for_it->name);
-		return error(ERR_INVALID,
-			     "tests.tests[%zu]: '%s' is a test for %.*s, and fswb has no "
-			     "configuration for %.*s (check would run it anyway, and it would "
-			     "fail); leave the test out",
-			     i, t, dirlen, t, dirlen, t);
-	}
-	return OK;
-}
-
 enum status
 plan_validate(const struct plan *plan, const struct profiles *profiles, const char *const *backends)
 {
@@ -859,9 +818,6 @@ plan_validate(const struct plan *plan, const struct profiles *profiles, const ch
 		if (!path_exists(plan->tests.exclude_files.v[i]))
 			return error(ERR_NOTFOUND, "tests.exclude_files: '%s' does not exist",
 				     plan->tests.exclude_files.v[i]);
-
-	if (profiles && (rc = validate_test_dirs(plan, profiles)) != OK)
-		return rc;
 
 	if (plan->shards < 1 || plan->shards > 64)
 		return error(ERR_INVALID, "shards: %u is out of range; use 1 to 64", plan->shards);

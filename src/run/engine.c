@@ -1111,7 +1111,7 @@ start_config(struct engine *e)
 
 /*
  * Named tests of other filesystems are left out of this configuration
- * (plan_validate saw that some configuration takes each), with a warning.
+ * (plan_check saw that some configuration takes each), with a warning.
  * False when that leaves it nothing to run.
  */
 static bool

@@ -11,6 +11,7 @@
 
 #include "backends/backend.h"
 #include "run/hostcheck.h"
+#include "run/plan_check.h"
 #include "core/paths.h"
 #include "core/status.h"
 #include "fstests/catalogue.h"
@@ -114,8 +115,7 @@ load_plan(struct ui *ui, struct wizard *w)
 
 	plan_init(&w->plan);
 	if (path_exists(path)) {
-		if (plan_load(path, &w->plan) != OK ||
-		    (prof && plan_validate(&w->plan, prof, backend_names()) != OK)) {
+		if (plan_load(path, &w->plan) != OK || (prof && plan_check(&w->plan, prof) != OK)) {
 			w->plan_note =
 				xasprintf("the remembered choices were not used: %s", error_msg());
 			plan_release(&w->plan);
@@ -1304,7 +1304,7 @@ start(struct ui *ui, struct wizard *w)
 		ui_msg(ui, true, "%s", ui->profiles_error);
 		return;
 	}
-	if (plan_validate(&w->plan, prof, backend_names()) != OK) {
+	if (plan_check(&w->plan, prof) != OK) {
 		ui_msg(ui, true, "%s", error_msg());
 		return;
 	}
