@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
 #include "run/engine.h"
+#include "run/shell.h"
 #include "core/paths.h"
 #include "core/status.h"
 #include "fstests/catalogue.h"
