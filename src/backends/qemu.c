@@ -79,25 +79,12 @@ static char *
 find_qemu(const struct plan *plan)
 {
 	const char *opt = plan ? plan_backend_opt(plan, "qemu") : NULL;
-	const char *path = getenv("PATH");
 	char name[64];
-	char *dirs, *dir, *save = NULL;
 
 	if (opt)
 		return access(opt, X_OK) ? NULL : xstrdup(opt);
 	snprintf(name, sizeof(name), "qemu-system-%s", qemu_arch(plan));
-	dirs = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		char *p = path_join(dir, name);
-
-		if (!access(p, X_OK)) {
-			free(dirs);
-			return p;
-		}
-		free(p);
-	}
-	free(dirs);
-	return NULL;
+	return path_which(name, NULL, NULL);
 }
 
 /* Why KVM cannot even be opened, or NULL when it can. */

@@ -73,14 +73,6 @@ struct kbuild_opts {
 };
 
 /*
- * Is path a kernel tree: a Makefile with VERSION and PATCHLEVEL lines, a
- * Kconfig, an arch/ directory? ERR_INVALID naming what is missing
- * otherwise. *version (may be NULL) gets "VERSION.PATCHLEVEL.SUBLEVEL" plus
- * EXTRAVERSION, from the Makefile.
- */
-enum status kbuild_tree_check(const char *path, char **version);
-
-/*
  * The programs and headers a build needs, checked before starting: make,
  * the C compiler (CROSS_COMPILE's for another architecture), ld, flex,
  * bison, bc, perl, libelf's gelf.h (objtool, for x86_64), and when cfg says
@@ -90,9 +82,6 @@ enum status kbuild_tree_check(const char *path, char **version);
  * install.
  */
 enum status kbuild_tools_check(const struct kernel_arch *arch, const struct kconfig_values *cfg);
-
-/* Whether prog is an executable in PATH (or a path that is one). */
-bool kbuild_have_program(const char *prog);
 
 /*
  * Configure k (a KERNEL_TREE from kernel_resolve()): the build directory,

@@ -26,6 +26,7 @@
 #define STAGE	     "appliance"
 #define MAX_META     (1u << 20)
 #define MAX_CONFIG   (1u << 20)
+#define SBIN_DIRS    "/usr/sbin:/sbin"
 #define MAX_SOURCES  (4u << 20)
 #define MAX_AGENT    (4u << 20)
 #define MAX_GIT_OUT  (64u << 20)
@@ -83,29 +84,6 @@ strvec_sort(struct strvec *sv)
 {
 	if (sv->n > 1)
 		qsort(sv->v, sv->n, sizeof(*sv->v), cmp_str);
-}
-
-/* The full path of an executable named prog in PATH, then /usr/sbin and /sbin. */
-static char *
-find_program(const char *prog)
-{
-	const char *path = getenv("PATH");
-	struct strvec dirs = STRVEC_INIT;
-	char *found = NULL;
-
-	strvec_split(&dirs, path && *path ? path : "/usr/local/bin:/usr/bin:/bin", ":");
-	strvec_push(&dirs, "/usr/sbin");
-	strvec_push(&dirs, "/sbin");
-	for (size_t i = 0; !found && i < dirs.n; i++) {
-		char *p = path_join(dirs.v[i], prog);
-
-		if (access(p, X_OK) == 0 && !path_is_dir(p))
-			found = p;
-		else
-			free(p);
-	}
-	strvec_clear(&dirs);
-	return found;
 }
 
 static bool
@@ -189,8 +167,8 @@ probe(struct tools *t, struct strbuf *why)
 {
 	struct strbuf local = STRBUF_INIT;
 	struct strbuf *w = why ? why : &local;
-	char *mm = find_program("mmdebstrap");
-	char *deb = find_program("debootstrap");
+	char *mm = path_which("mmdebstrap", NULL, SBIN_DIRS);
+	char *deb = path_which("debootstrap", NULL, SBIN_DIRS);
 	const char *force = getenv("FSWB_APPLIANCE_MODE");
 	bool want_root = force && !strcmp(force, "root");
 	bool want_unshare = force && !strcmp(force, "unshare");
@@ -200,10 +178,10 @@ probe(struct tools *t, struct strbuf *why)
 
 	memset(t, 0, sizeof(*t));
 	strbuf_reset(w);
-	t->mkfs = find_program("mkfs.ext4");
-	t->du = find_program("du");
-	t->git = find_program("git");
-	t->tar = find_program("tar");
+	t->mkfs = path_which("mkfs.ext4", NULL, SBIN_DIRS);
+	t->du = path_which("du", NULL, SBIN_DIRS);
+	t->git = path_which("git", NULL, SBIN_DIRS);
+	t->tar = path_which("tar", NULL, SBIN_DIRS);
 	if (force && *force && !want_root && !want_unshare && !want_deb) {
 		strbuf_addf(w, "FSWB_APPLIANCE_MODE='%s' is not root, unshare or debootstrap",
 			    force);
@@ -251,8 +229,8 @@ probe(struct tools *t, struct strbuf *why)
 	} else {
 		struct passwd *pw = getpwuid(geteuid());
 		const char *name = pw ? pw->pw_name : NULL;
-		char *newuidmap = find_program("newuidmap");
-		char *newgidmap = find_program("newgidmap");
+		char *newuidmap = path_which("newuidmap", NULL, SBIN_DIRS);
+		char *newgidmap = path_which("newgidmap", NULL, SBIN_DIRS);
 
 		if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone", &v) && v == 0) {
 			strbuf_adds(w,
@@ -783,7 +761,7 @@ enum status
 appliance_fstests_files(struct loop *loop, const char *dir, struct strvec *files, char digest[65])
 {
 	char *dotgit = path_join(dir, ".git");
-	char *git = find_program("git");
+	char *git = path_which("git", NULL, SBIN_DIRS);
 	struct sha sha;
 	enum status rc;
 

@@ -194,40 +194,6 @@ hostcheck_install_cmd(const struct hc_os *os, const char *prog)
 
 /* ---- the pieces ---- */
 
-static char *
-find_in(const char *prog, const char *dirs_text)
-{
-	struct strvec dirs = STRVEC_INIT;
-	char *found = NULL;
-
-	strvec_split(&dirs, dirs_text, ":");
-	for (size_t i = 0; !found && i < dirs.n; i++) {
-		char *p = path_join(dirs.v[i], prog);
-
-		if (!access(p, X_OK) && !path_is_dir(p))
-			found = p;
-		else
-			free(p);
-	}
-	strvec_clear(&dirs);
-	return found;
-}
-
-char *
-hostcheck_find(const char *prog, const char *path, const char *extra)
-{
-	char *found;
-
-	if (!path)
-		path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	found = find_in(prog, path);
-	if (!found && extra && *extra)
-		found = find_in(prog, extra);
-	return found;
-}
-
 char *
 hostcheck_version(const char *text)
 {
@@ -453,7 +419,7 @@ static char *
 check_program(struct ctx *c, enum hc_group g, bool required, const char *prog, const char *flag,
 	      const char *why_needed)
 {
-	char *path = hostcheck_find(prog, c->o->path, c->sbin);
+	char *path = path_which(prog, c->o->path, c->sbin);
 
 	if (path) {
 		char *v = flag ? program_version(c, path, flag) : NULL;
@@ -589,10 +555,10 @@ check_appliance(struct ctx *c)
 	}
 	error_clear();
 	{
-		char *mkfs = hostcheck_find("mkfs.ext4", c->o->path, c->sbin);
-		char *mm = hostcheck_find("mmdebstrap", c->o->path, c->sbin);
-		char *deb = hostcheck_find("debootstrap", c->o->path, c->sbin);
-		char *uidmap = hostcheck_find("newuidmap", c->o->path, c->sbin);
+		char *mkfs = path_which("mkfs.ext4", c->o->path, c->sbin);
+		char *mm = path_which("mmdebstrap", c->o->path, c->sbin);
+		char *deb = path_which("debootstrap", c->o->path, c->sbin);
+		char *uidmap = path_which("newuidmap", c->o->path, c->sbin);
 
 		if (!mkfs)
 			fix = hostcheck_install_cmd(&c->hc->os, "mkfs.ext4");
@@ -732,7 +698,7 @@ check_libvirt(struct ctx *c)
 static void
 check_gce(struct ctx *c)
 {
-	char *gcloud = hostcheck_find("gcloud", c->o->path, NULL);
+	char *gcloud = path_which("gcloud", c->o->path, NULL);
 	const char *env = c->o->gce_credentials ? c->o->gce_credentials
 						: getenv("GOOGLE_APPLICATION_CREDENTIALS");
 	char *looked = NULL, *cred = hostcheck_gce_credentials(env, c->home, &looked);

@@ -138,13 +138,6 @@ char *hostcheck_install_cmd(const struct hc_os *os, const char *prog);
 
 /* ---- the pieces ---- */
 
-/*
- * prog in path (a PATH string; NULL: $PATH, else /usr/local/bin:/usr/bin:/bin),
- * then in the directories of extra (NULL: none), as an executable file.
- * free() it; NULL when not found.
- */
-char *hostcheck_find(const char *prog, const char *path, const char *extra);
-
 /* The first "1.2" or "v1.2.3"-shaped word of text ("7.2.22"), or NULL. free() it. */
 char *hostcheck_version(const char *text);
 

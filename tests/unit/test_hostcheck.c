@@ -58,7 +58,7 @@ script(const char *path, const char *body)
 static void
 link_real(const char *bindir, const char *prog)
 {
-	char *real = hostcheck_find(prog, "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", NULL);
+	char *real = path_which(prog, "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", NULL);
 	char *dst = path_join(bindir, prog);
 
 	if (!real)
@@ -167,13 +167,13 @@ test_find(void **state)
 	test_write(r, "not executable\n");
 	assert_int_equal(mkdir_p(d, 0755), OK);
 
-	found = hostcheck_find("tool", path, NULL);
+	found = path_which("tool", path, NULL);
 	assert_string_equal(found, p);
 	free(found);
-	assert_null(hostcheck_find("plain", path, NULL));
-	assert_null(hostcheck_find("dir", path, NULL));
-	assert_null(hostcheck_find("stool", path, NULL));
-	found = hostcheck_find("stool", path, sbin);
+	assert_null(path_which("plain", path, NULL));
+	assert_null(path_which("dir", path, NULL));
+	assert_null(path_which("stool", path, NULL));
+	found = path_which("stool", path, sbin);
 	assert_string_equal(found, q);
 	free(found);
 	free(bin);
