@@ -285,7 +285,7 @@ pager_key(struct ui *ui, struct view *v, int key)
 		search(ui, p, -1);
 		return REACT_REDRAW;
 	case '?':
-		ui_open_docs(ui, p->hooks && p->hooks->docs ? p->hooks->docs : NULL);
+		ui_want_docs(ui, p->hooks && p->hooks->docs ? p->hooks->docs : NULL);
 		return REACT_REDRAW;
 	default:
 		return REACT_PASS;

@@ -33,14 +33,16 @@ on_tick(struct loop *loop, void *data)
 	ui_dirty(data);
 }
 
-static void
-relay(void *data)
+void
+ui_run_shell(void *data)
 {
-	struct live_run *lr = data;
+	struct ui *ui = data;
 
+	if (!ui->live || engine_shell_fd(ui->live->e) < 0)
+		return;
 	printf("fswb: a shell in the guest of this run; 'exit' or Ctrl-] ends it and goes back\n");
 	fflush(stdout);
-	shell_relay(lr->ui->loop, lr->e);
+	shell_relay(ui->loop, ui->live->e);
 }
 
 /* The engine's shell is waiting: the terminal is its until it ends. */
@@ -51,7 +53,7 @@ start_shell(struct loop *loop, void *data)
 
 	lr->shell_timer = 0;
 	if (engine_shell_fd(lr->e) >= 0)
-		ui_leave_screen(lr->ui, relay, lr);
+		ui_want_shell(lr->ui);
 }
 
 static void
@@ -64,6 +66,7 @@ on_event(void *data, const struct event *ev)
 		const struct test_counts *c = &ev->u.end.counts;
 
 		lr->ended = true;
+		ui->run_going = false;
 		ui->exit_code = ev->u.end.exit_code;
 		if (ui->tick_timer) {
 			loop_del_timer(ui->loop, ui->tick_timer);
@@ -82,12 +85,6 @@ on_event(void *data, const struct event *ev)
 		lr->shell_timer = loop_add_timer(ui->loop, 0, false, start_shell, lr);
 	/* drawing is rate-limited: a burst of kernel-log lines is one frame */
 	ui_dirty(ui);
-}
-
-bool
-ui_run_active(const struct ui *ui)
-{
-	return ui->live && !ui->live->ended;
 }
 
 void
@@ -137,6 +134,7 @@ ui_run_free(struct ui *ui)
 		lr = older;
 	}
 	ui->live = NULL;
+	ui->run_going = false;
 }
 
 bool
@@ -189,6 +187,7 @@ ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const st
 	}
 	lr->older = ui->live;
 	ui->live = lr;
+	ui->run_going = true;
 	if (!ui->tick_timer)
 		ui->tick_timer = loop_add_timer(ui->loop, 1000, true, on_tick, ui);
 	full = xasprintf("fswb \xc2\xb7 %s", title ? title : "run");

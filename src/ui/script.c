@@ -42,34 +42,6 @@ static const struct {
 	{ "lt", '<' },
 };
 
-bool
-ui_headless(void)
-{
-	const char *v = getenv("FSWB_NO_DISPLAY");
-
-	return v && *v;
-}
-
-enum status
-ui_parse_size(const char *s, int *cols, int *rows)
-{
-	char *end;
-	long c, r;
-
-	errno = 0;
-	c = strtol(s, &end, 10);
-	if (*end != 'x' || errno || c < 1 || c > 1000)
-		goto bad;
-	r = strtol(end + 1, &end, 10);
-	if (*end || errno || r < 1 || r > 1000)
-		goto bad;
-	*cols = (int)c;
-	*rows = (int)r;
-	return OK;
-bad:
-	return error(ERR_INVALID, "'%s' is not a screen size: give COLSxROWS, e.g. 80x24", s);
-}
-
 /* The screen as text, row by row, trailing blanks cut. */
 static enum status
 save_screen(struct ui *ui, const char *path)
@@ -145,8 +117,10 @@ run_for(struct ui *ui, uint64_t ms)
 {
 	uint64_t end = loop_now_ms() + ms;
 
-	for (uint64_t now = loop_now_ms(); now < end && !ui->quit; now = loop_now_ms())
+	for (uint64_t now = loop_now_ms(); now < end && !ui->quit; now = loop_now_ms()) {
 		loop_run_once(ui->loop, (int)(end - now));
+		ui_serve_requests(ui);
+	}
 	ui_draw_now(ui);
 }
 
@@ -188,8 +162,10 @@ run_line(struct ui *ui, char *line)
 		return OK;
 	}
 	if (!strcmp(line, ":wait-run") && !arg) {
-		while (ui_run_active(ui) && !ui->quit)
+		while (ui_run_active(ui) && !ui->quit) {
 			loop_run_once(ui->loop, -1);
+			ui_serve_requests(ui);
+		}
 		ui_draw_now(ui);
 		return OK;
 	}
@@ -229,6 +205,7 @@ ui_run_script(struct ui *ui, const char *path)
 		}
 		/* what is ready at once (a child's output, a signal) */
 		loop_run_once(ui->loop, 0);
+		ui_serve_requests(ui);
 		ui_draw_now(ui);
 	}
 	free(line);

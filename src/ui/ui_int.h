@@ -6,8 +6,15 @@
  * A view is a struct view_ops (one file per view, as in tig) and its
  * private data. The top of the stack is drawn and gets the keys. Views
  * never act on the world directly for long: a key handler returns a
- * reaction (redraw, back, quit) and the main loop does the rest; the live
- * run is started and stopped through ui_run_start()/ui_run_stop().
+ * reaction (redraw, back, quit), and what a view wants of the TUI beyond
+ * itself (the docs, the history, stopping the run, a test again, the
+ * shell) it asks with ui_want_*(): input.c serves those requests after the
+ * key, click or callback that made them, as htop's reactions.
+ *
+ * The files call one way (scripts/lint checks it):
+ *	display.c  <-  stack.c  <-  the views (pager, docs, detail, history,
+ *	runview, run_live, wizard; each calls only the ones before it in this
+ *	list)  <-  input.c  <-  script.c  <-  ui.c
  *
  * Drawing is rate-limited: ui_dirty() asks for a frame, at most one per
  * UI_FRAME_MS; nothing is drawn while nothing changes.
@@ -92,6 +99,23 @@ enum reaction {
 struct ui;
 struct view;
 
+/* What a view asks of the TUI, served by input.c (ui_serve_requests()). */
+enum ui_request_kind {
+	UI_REQ_DOCS,	   /* open the docs at page */
+	UI_REQ_HISTORY,	   /* open the list of past runs */
+	UI_REQ_RUN_STOP,   /* stop the live run */
+	UI_REQ_TEST_AGAIN, /* run test of config again (run_dir's plan), with the shell or not */
+	UI_REQ_SHELL,	   /* the live run's shell is waiting: give it the terminal */
+};
+
+struct ui_request {
+	enum ui_request_kind kind;
+	char *page, *run_dir, *config, *test;
+	bool shell;
+};
+
+#define UI_MAX_REQUESTS 8
+
 struct view_ops {
 	const char *name;
 	void (*draw)(struct ui *ui, struct view *v);
@@ -141,7 +165,11 @@ struct ui {
 	char *ask;
 	void (*ask_fn)(struct ui *ui, bool yes);
 
+	struct ui_request requests[UI_MAX_REQUESTS];
+	size_t nrequests;
+
 	struct live_run *live;
+	bool run_going; /* a live run has begun and not ended */
 	int exit_code;
 	bool quit;
 };
@@ -168,32 +196,47 @@ void ui_vline(struct ui *ui, int y, int x, int height);
  */
 int ui_frame(struct ui *ui, const char *left, const char *right, int *body_h);
 void ui_keybar(struct ui *ui, const struct keybar_item *items, size_t n);
-/* A message over the rule above the key bar until the next key. */
-void ui_msg(struct ui *ui, bool is_error, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* "COLSxROWS" */
+enum status ui_parse_size(const char *s, int *cols, int *rows);
 
-/* ---- ui.c ---- */
+/* ---- stack.c ---- */
+/* Something changed: a frame comes within UI_FRAME_MS. */
 void ui_dirty(struct ui *ui);
 /* Draw at once when something changed (the key script's pace). */
 void ui_draw_now(struct ui *ui);
-/* A key as if typed: the question, the top view, then ? q Esc Q. */
-void ui_feed_key(struct ui *ui, int key);
-
-/* ---- script.c: the workbench without a terminal ---- */
-/* "COLSxROWS" */
-enum status ui_parse_size(const char *s, int *cols, int *rows);
-/* Run the key script at path, then quit; exit_code 2 on a bad line (named). */
-void ui_run_script(struct ui *ui, const char *path);
 void ui_push(struct ui *ui, const struct view_ops *ops, void *priv);
 void ui_pop(struct ui *ui);
 struct view *ui_top(struct ui *ui);
 void ui_ask(struct ui *ui, const char *question, void (*fn)(struct ui *ui, bool yes));
+/* A message over the rule above the key bar until the next key. */
+void ui_msg(struct ui *ui, bool is_error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Map an arrow/page key to a list move; false when it is not one. */
 bool ui_list_key(int key, enum list_move *mv);
-/* Open the docs at page (a file name in docs/getting-started, or NULL for the index). */
-void ui_open_docs(struct ui *ui, const char *page);
 /* The loaded profiles, or NULL (the message is in ui->profiles_error). */
 const struct profiles *ui_profiles(struct ui *ui);
+/* Whether a live run is going (begun and not ended). */
+bool ui_run_active(const struct ui *ui);
+/* Requests (see struct ui_request); strings are copied. */
+void ui_want_docs(struct ui *ui, const char *page); /* page: NULL for the index */
+void ui_want_history(struct ui *ui);
+void ui_want_run_stop(struct ui *ui);
+void ui_want_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test,
+			bool shell);
+void ui_want_shell(struct ui *ui);
+void ui_request_release(struct ui_request *r);
+
+/* ---- input.c ---- */
+/* A key as if typed: the question, the top view, then ? q Esc Q; then the requests. */
+void ui_feed_key(struct ui *ui, int key);
+/* Serve the requests views made, in order. */
+void ui_serve_requests(struct ui *ui);
+/* Keys and the mouse from the terminal. */
+void ui_watch_tty(struct ui *ui);
+
+/* ---- script.c: the workbench without a terminal ---- */
+/* Run the key script at path, then quit; exit_code 2 on a bad line (named). */
+void ui_run_script(struct ui *ui, const char *path);
 
 /* ---- wizard.c ---- */
 void wizard_open(struct ui *ui);
@@ -227,8 +270,6 @@ void docs_open(struct ui *ui, const char *page);
  */
 bool ui_run_start(struct ui *ui, const struct plan *plan, const char *title,
 		  const struct strvec *tests);
-/* Whether a live run is going (begun and not ended). */
-bool ui_run_active(const struct ui *ui);
 /* Stop the live run cleanly (engine_cancel); RUN_END follows. */
 void ui_run_stop(struct ui *ui);
 /*
@@ -237,8 +278,8 @@ void ui_run_stop(struct ui *ui);
  */
 bool ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test,
 		       bool shell);
-/* Give the terminal to fn (curses ends, the tty is not watched), then take it back. */
-void ui_leave_screen(struct ui *ui, void (*fn)(void *data), void *data);
+/* The live run's shell on this terminal until it ends (the screen is given away; data: the ui). */
+void ui_run_shell(void *data);
 void ui_run_free(struct ui *ui);
 
 #endif

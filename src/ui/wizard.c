@@ -1362,7 +1362,7 @@ wizard_key(struct ui *ui, struct view *v, int key)
 		return REACT_REDRAW;
 	}
 	if (key == '?') {
-		ui_open_docs(ui, step_docs[w->step]);
+		ui_want_docs(ui, step_docs[w->step]);
 		return REACT_REDRAW;
 	}
 	switch (w->step) {
