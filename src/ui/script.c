@@ -67,6 +67,21 @@ save_screen(struct ui *ui, const char *path)
 	return st;
 }
 
+/*
+ * Draw; and when views wait for answers they asked for, run the loop until
+ * those came and draw again, so that a saved screen shows answers.
+ */
+static void
+settle(struct ui *ui)
+{
+	ui_draw_now(ui);
+	while (ui->pending && !ui->quit) {
+		loop_run_once(ui->loop, 100);
+		ui_serve_requests(ui);
+		ui_draw_now(ui);
+	}
+}
+
 /* Type the keys of one line; ERR_INVALID naming an unknown <Name>. */
 static enum status
 type_keys(struct ui *ui, const char *line)
@@ -106,7 +121,7 @@ type_keys(struct ui *ui, const char *line)
 			p += n;
 		}
 		ui_feed_key(ui, key);
-		ui_draw_now(ui);
+		settle(ui);
 	}
 	return OK;
 }
@@ -121,7 +136,7 @@ run_for(struct ui *ui, uint64_t ms)
 		loop_run_once(ui->loop, (int)(end - now));
 		ui_serve_requests(ui);
 	}
-	ui_draw_now(ui);
+	settle(ui);
 }
 
 static enum status
@@ -148,7 +163,7 @@ run_line(struct ui *ui, char *line)
 		resizeterm(rows, cols);
 		getmaxyx(stdscr, ui->rows, ui->cols);
 		ui_dirty(ui);
-		ui_draw_now(ui);
+		settle(ui);
 		return OK;
 	}
 	if (!strcmp(line, ":sleep") && arg) {
@@ -166,7 +181,7 @@ run_line(struct ui *ui, char *line)
 			loop_run_once(ui->loop, -1);
 			ui_serve_requests(ui);
 		}
-		ui_draw_now(ui);
+		settle(ui);
 		return OK;
 	}
 	return error(ERR_INVALID,
@@ -191,7 +206,7 @@ ui_run_script(struct ui *ui, const char *path)
 		ui->quit = true;
 		return;
 	}
-	ui_draw_now(ui);
+	settle(ui);
 	while (!ui->quit && ui->depth && (n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
@@ -206,7 +221,7 @@ ui_run_script(struct ui *ui, const char *path)
 		/* what is ready at once (a child's output, a signal) */
 		loop_run_once(ui->loop, 0);
 		ui_serve_requests(ui);
-		ui_draw_now(ui);
+		settle(ui);
 	}
 	free(line);
 	fclose(f);

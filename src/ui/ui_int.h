@@ -145,6 +145,7 @@ struct ui {
 	int depth;
 
 	bool dirty, drawn_once;
+	unsigned pending;     /* answers views asked for and wait on (the key script waits too) */
 	uint64_t frame_timer; /* pending one-shot, 0 when none */
 	uint64_t last_frame_ms;
 	uint64_t tick_timer; /* 1 s clock while a run is live */
