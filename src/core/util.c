@@ -542,3 +542,28 @@ utf8_clean(const char *s)
 	}
 	return strbuf_detach(&sb);
 }
+
+char *
+os_release_value(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = text, *end; *line; line = end ? end + 1 : line + strlen(line)) {
+		size_t len;
+		char *v;
+		size_t vlen;
+
+		end = strchr(line, '\n');
+		len = end ? (size_t)(end - line) : strlen(line);
+		if (len <= klen || strncmp(line, key, klen) || line[klen] != '=')
+			continue;
+		v = xstrndup(line + klen + 1, len - klen - 1);
+		vlen = strlen(v);
+		if (vlen >= 2 && (v[0] == '"' || v[0] == '\'') && v[vlen - 1] == v[0]) {
+			memmove(v, v + 1, vlen - 2);
+			v[vlen - 2] = '\0';
+		}
+		return v;
+	}
+	return NULL;
+}

@@ -133,4 +133,10 @@ const char *closest_match(const char *word, const char *const *candidates, size_
 size_t utf8_len(const unsigned char *p, const unsigned char *end);
 char *utf8_clean(const char *s);
 
+/*
+ * The value of KEY= in os-release text (/etc/os-release's format), without
+ * its quotes; NULL when the key is absent. free() it.
+ */
+char *os_release_value(const char *text, const char *key);
+
 #endif

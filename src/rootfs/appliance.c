@@ -367,7 +367,7 @@ enum status
 appliance_host_release(const char *os_release, char **out)
 {
 	const char *path = os_release ? os_release : "/etc/os-release";
-	char *text = NULL;
+	char *text = NULL, *v;
 	enum status rc;
 
 	*out = NULL;
@@ -377,23 +377,10 @@ appliance_host_release(const char *os_release, char **out)
 			     "cannot read '%s' to learn the host's release: set 'release = NAME' "
 			     "in the config file or pass --release",
 			     path);
-	for (char *line = text, *next; line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (str_startswith(line, "VERSION_CODENAME=")) {
-			char *v = str_trim(line + 17);
-			size_t len = strlen(v);
-
-			if (len >= 2 && (v[0] == '"' || v[0] == '\'') && v[len - 1] == v[0]) {
-				v[len - 1] = '\0';
-				v++;
-			}
-			if (*v)
-				*out = xstrdup(v);
-			break;
-		}
-	}
+	v = os_release_value(text, "VERSION_CODENAME");
+	if (v && *str_trim(v))
+		*out = xstrdup(str_trim(v));
+	free(v);
 	free(text);
 	if (!*out)
 		return error(ERR_NOTFOUND,

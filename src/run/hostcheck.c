@@ -66,32 +66,6 @@ hc_os_release(struct hc_os *os)
 	memset(os, 0, sizeof(*os));
 }
 
-/* The value of KEY= in os-release text, unquoted; NULL when absent. */
-static char *
-os_value(const char *text, const char *key)
-{
-	size_t klen = strlen(key);
-
-	for (const char *line = text, *end; *line; line = end ? end + 1 : line + strlen(line)) {
-		size_t len;
-		char *v;
-		size_t vlen;
-
-		end = strchr(line, '\n');
-		len = end ? (size_t)(end - line) : strlen(line);
-		if (len <= klen || strncmp(line, key, klen) || line[klen] != '=')
-			continue;
-		v = xstrndup(line + klen + 1, len - klen - 1);
-		vlen = strlen(v);
-		if (vlen >= 2 && (v[0] == '"' || v[0] == '\'') && v[vlen - 1] == v[0]) {
-			memmove(v, v + 1, vlen - 2);
-			v[vlen - 2] = '\0';
-		}
-		return v;
-	}
-	return NULL;
-}
-
 static enum hc_family
 family_of(const char *word)
 {
@@ -120,11 +94,11 @@ hostcheck_os(const char *os_release, struct hc_os *out)
 	rc = read_file(path, OS_RELEASE_MAX, &text, NULL);
 	if (rc != OK)
 		return error_prefix(rc, "cannot read '%s'", path);
-	out->id = os_value(text, "ID");
-	out->pretty = os_value(text, "PRETTY_NAME");
+	out->id = os_release_value(text, "ID");
+	out->pretty = os_release_value(text, "PRETTY_NAME");
 	if (out->id)
 		out->family = family_of(out->id);
-	like = os_value(text, "ID_LIKE");
+	like = os_release_value(text, "ID_LIKE");
 	if (out->family == HC_FAMILY_UNKNOWN && like) {
 		struct strvec words = STRVEC_INIT;
 
