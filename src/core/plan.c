@@ -827,3 +827,25 @@ plan_validate(const struct plan *plan, const struct profiles *profiles, const ch
 		return error(ERR_INVALID, "mem: a guest needs at least 256M; fstests wants 2G");
 	return OK;
 }
+
+enum status
+plan_kernel_set(struct plan_kernel *pk, const char *spec)
+{
+	enum kernel_kind kind;
+
+	if (path_is_dir(spec))
+		kind = KERNEL_TREE;
+	else if (path_exists(spec))
+		kind = KERNEL_IMAGE;
+	else if (strchr(spec, '/'))
+		return error(ERR_NOTFOUND,
+			     "'%s' does not exist; give a kernel tree, a bzImage or an installed "
+			     "kernel version",
+			     spec);
+	else
+		kind = KERNEL_INSTALLED;
+	free(pk->spec);
+	pk->spec = xstrdup(spec);
+	pk->kind = kind;
+	return OK;
+}

@@ -625,19 +625,6 @@ draw_kernel(struct ui *ui, struct wizard *w, int y0, int body_h)
 	     "Enter picks it. A tree is built with a config fstests can run (fswb kernel build).");
 }
 
-static void
-set_kernel_spec(struct wizard *w, const char *arg)
-{
-	free(w->plan.kernel.spec);
-	w->plan.kernel.spec = xstrdup(arg);
-	if (path_is_dir(arg))
-		w->plan.kernel.kind = KERNEL_TREE;
-	else if (path_exists(arg))
-		w->plan.kernel.kind = KERNEL_IMAGE;
-	else
-		w->plan.kernel.kind = KERNEL_INSTALLED;
-}
-
 static bool
 pick_kernel(struct ui *ui, struct wizard *w)
 {
@@ -1128,8 +1115,8 @@ apply_prompt(struct ui *ui, struct wizard *w)
 
 	switch (w->prompt) {
 	case P_KERNEL_PATH:
-		if (*t)
-			set_kernel_spec(w, t);
+		if (*t && plan_kernel_set(&w->plan.kernel, t) != OK)
+			ui_msg(ui, true, "%s", error_msg());
 		break;
 	case P_CPUS:
 		n = strtoul(t, &end, 10);

@@ -307,6 +307,30 @@ test_backend_opts(void **state)
 	plan_release(&p);
 }
 
+static void
+test_kernel_set(void **state)
+{
+	struct plan p;
+	char *tree = test_path("tests"), *file = test_path("Makefile");
+
+	(void)state;
+	plan_init(&p);
+	assert_int_equal(plan_kernel_set(&p.kernel, tree), OK);
+	assert_int_equal(p.kernel.kind, KERNEL_TREE);
+	assert_int_equal(plan_kernel_set(&p.kernel, file), OK);
+	assert_int_equal(p.kernel.kind, KERNEL_IMAGE);
+	assert_string_equal(p.kernel.spec, file);
+	assert_int_equal(plan_kernel_set(&p.kernel, "6.1.0-13-amd64"), OK);
+	assert_int_equal(p.kernel.kind, KERNEL_INSTALLED);
+	assert_int_equal(plan_kernel_set(&p.kernel, "/nonexistent/bzImage"), ERR_NOTFOUND);
+	assert_non_null(strstr(error_msg(), "'/nonexistent/bzImage' does not exist"));
+	assert_string_equal(p.kernel.spec, "6.1.0-13-amd64");
+	error_clear();
+	plan_release(&p);
+	free(tree);
+	free(file);
+}
+
 int
 main(void)
 {
@@ -314,7 +338,7 @@ main(void)
 		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_save_load),    cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_bad_json),     cmocka_unit_test(test_validate),
-		cmocka_unit_test(test_backend_opts),
+		cmocka_unit_test(test_backend_opts), cmocka_unit_test(test_kernel_set),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, setup, teardown);
