@@ -578,23 +578,7 @@ prompt_key(struct prompt *p, int key)
 		p->on = false;
 		return -1;
 	}
-	if (key == K_BS)
-		lineedit_key(&p->le, LE_BACKSPACE);
-	else if (key == K_LEFT)
-		lineedit_key(&p->le, LE_LEFT);
-	else if (key == K_RIGHT)
-		lineedit_key(&p->le, LE_RIGHT);
-	else if (key == K_CTRL('u'))
-		lineedit_key(&p->le, LE_KILL_LINE);
-	else if (key == K_CTRL('w'))
-		lineedit_key(&p->le, LE_KILL_WORD);
-	else if (key >= ' ' && key < 0x110000 && key != 0x7f) {
-		struct strbuf sb = STRBUF_INIT;
-
-		strbuf_add_utf8(&sb, (unsigned long)key);
-		lineedit_insert(&p->le, sb.buf, sb.len);
-		strbuf_release(&sb);
-	}
+	prompt_edit_key(&p->le, key);
 	return 0;
 }
 

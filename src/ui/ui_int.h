@@ -32,6 +32,7 @@
 #include "core/status.h"
 #include "view/layout.h"
 #include "view/runmodel.h"
+#include "view/text.h"
 
 #include <curses.h>
 
@@ -199,6 +200,14 @@ int ui_frame(struct ui *ui, const char *left, const char *right, int *body_h);
 void ui_keybar(struct ui *ui, const struct keybar_item *items, size_t n);
 /* "COLSxROWS" */
 enum status ui_parse_size(const char *s, int *cols, int *rows);
+
+/* ---- prompt.c ---- */
+/*
+ * An editing key of a one-line prompt (Backspace, Del, arrows, Home/End,
+ * ^A ^E ^U ^W ^K) or a character typed into it; false when the key is
+ * neither. Backspace takes a whole character, never half of one.
+ */
+bool prompt_edit_key(struct lineedit *le, int key);
 
 /* ---- stack.c ---- */
 /* Something changed: a frame comes within UI_FRAME_MS. */

@@ -1153,53 +1153,6 @@ apply_prompt(struct ui *ui, struct wizard *w)
 	w->prompt = P_NONE;
 }
 
-/* Editing keys of the one-line prompt; true when the key was one. */
-static bool
-edit_key(struct wizard *w, int key)
-{
-	char buf[8];
-	int n;
-
-	switch (key) {
-	case K_BS:
-		lineedit_key(&w->le, LE_BACKSPACE);
-		return true;
-	case K_DEL:
-		lineedit_key(&w->le, LE_DELETE);
-		return true;
-	case K_LEFT:
-		lineedit_key(&w->le, LE_LEFT);
-		return true;
-	case K_RIGHT:
-		lineedit_key(&w->le, LE_RIGHT);
-		return true;
-	case K_HOME:
-	case K_CTRL('a'):
-		lineedit_key(&w->le, LE_HOME);
-		return true;
-	case K_END:
-	case K_CTRL('e'):
-		lineedit_key(&w->le, LE_END);
-		return true;
-	case K_CTRL('u'):
-		lineedit_key(&w->le, LE_KILL_LINE);
-		return true;
-	case K_CTRL('w'):
-		lineedit_key(&w->le, LE_KILL_WORD);
-		return true;
-	case K_CTRL('k'):
-		lineedit_key(&w->le, LE_KILL_TO_END);
-		return true;
-	default:
-		if (key < ' ' || key >= 0x110000 || key == 127)
-			return false;
-		n = wctomb(buf, (wchar_t)key);
-		if (n > 0)
-			lineedit_insert(&w->le, buf, (size_t)n);
-		return true;
-	}
-}
-
 static enum reaction
 pick_key(struct ui *ui, struct wizard *w, int key)
 {
@@ -1231,7 +1184,7 @@ pick_key(struct ui *ui, struct wizard *w, int key)
 		listpos_move(&w->lp_pick, mv, w->npick, (size_t)w->list_h);
 		return REACT_REDRAW;
 	}
-	if (edit_key(w, key)) {
+	if (prompt_edit_key(&w->le, key)) {
 		w->lp_pick.sel = w->lp_pick.top = 0;
 		refilter(ui_profiles(ui), w);
 	}
@@ -1283,7 +1236,7 @@ wizard_key(struct ui *ui, struct view *v, int key)
 		else if (key == K_ESC)
 			w->prompt = P_NONE;
 		else
-			edit_key(w, key);
+			prompt_edit_key(&w->le, key);
 		return REACT_REDRAW;
 	}
 	if (w->step == S_TESTS && w->tests_mode)
