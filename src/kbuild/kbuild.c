@@ -824,7 +824,7 @@ kbuild_progress_init(struct kbuild_progress *p, size_t estimate)
 	p->estimate = estimate;
 	strvec_init(&p->errors);
 	strvec_init(&p->make_errors);
-	strbuf_init(&p->partial);
+	line_asm_init(&p->partial, 4096, false);
 }
 
 void
@@ -832,7 +832,7 @@ kbuild_progress_release(struct kbuild_progress *p)
 {
 	strvec_clear(&p->errors);
 	strvec_clear(&p->make_errors);
-	strbuf_release(&p->partial);
+	line_asm_release(&p->partial);
 }
 
 static bool
@@ -892,24 +892,18 @@ kbuild_progress_line(struct kbuild_progress *p, const char *line)
 	return false;
 }
 
+static void
+progress_line(void *data, char *line, size_t len, bool cut)
+{
+	if (len && line[len - 1] == '\r')
+		line[len - 1] = '\0';
+	kbuild_progress_line(data, line);
+}
+
 void
 kbuild_progress_feed(struct kbuild_progress *p, const char *data, size_t len)
 {
-	while (len) {
-		const char *nl = memchr(data, '\n', len);
-		size_t n = nl ? (size_t)(nl - data) : len;
-
-		if (p->partial.len < 4096)
-			strbuf_add(&p->partial, data, n < 4096 ? n : 4096);
-		if (!nl)
-			return;
-		if (p->partial.len && p->partial.buf[p->partial.len - 1] == '\r')
-			strbuf_setlen(&p->partial, p->partial.len - 1);
-		kbuild_progress_line(p, p->partial.buf);
-		strbuf_reset(&p->partial);
-		data += n + 1;
-		len -= n + 1;
-	}
+	line_asm_feed(&p->partial, data, len, progress_line, p);
 }
 
 double

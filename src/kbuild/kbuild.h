@@ -125,7 +125,7 @@ struct kbuild_progress {
 	char current[256]; /* the last step, "CC fs/ext4/inode.o" */
 	struct strvec errors;
 	struct strvec make_errors; /* make's "*** [...] Error 1" lines */
-	struct strbuf partial;	   /* an unfinished line */
+	struct line_asm partial;   /* an unfinished line */
 };
 
 void kbuild_progress_init(struct kbuild_progress *p, size_t estimate);

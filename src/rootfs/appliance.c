@@ -897,7 +897,7 @@ struct runner {
 	struct event_bus *bus;
 	const bool *cancel;
 	int logfd; /* -1: no log */
-	struct strbuf partial;
+	struct line_asm partial;
 	struct strvec tail;
 	line_fn *on_line;
 	void *data;
@@ -956,8 +956,10 @@ log_write(struct runner *r, const char *data, size_t len)
 }
 
 static void
-feed_line(struct runner *r, const char *line)
+feed_line(void *data, char *line, size_t len, bool cut)
 {
+	struct runner *r = data;
+
 	if (*line) {
 		if (r->tail.n >= TAIL_LINES) {
 			free(r->tail.v[0]);
@@ -974,14 +976,7 @@ static void
 feed(struct runner *r, const char *data, size_t len)
 {
 	log_write(r, data, len);
-	for (size_t i = 0; i < len; i++) {
-		if (data[i] == '\n' || data[i] == '\r') {
-			feed_line(r, r->partial.buf);
-			strbuf_reset(&r->partial);
-		} else if (r->partial.len < 4096) {
-			strbuf_addch(&r->partial, data[i]);
-		}
-	}
+	line_asm_feed(&r->partial, data, len, feed_line, r);
 }
 
 struct pipe_reader {
@@ -1047,7 +1042,7 @@ run(struct runner *r, const char *const *argv, const char *const *env)
 		strbuf_release(&cmd);
 	}
 	strvec_clear(&r->tail);
-	strbuf_reset(&r->partial);
+	line_asm_reset(&r->partial);
 	o.argv = argv;
 	o.env = env;
 	o.out = SPAWN_PIPE;
@@ -1073,10 +1068,7 @@ run(struct runner *r, const char *const *argv, const char *const *env)
 	}
 	if (!pr.eof)
 		loop_del_fd(r->loop, child->out);
-	if (r->partial.len) {
-		feed_line(r, r->partial.buf);
-		strbuf_reset(&r->partial);
-	}
+	line_asm_finish(&r->partial, feed_line, r);
 	if (child->running) {
 		child_free(child);
 		return error(ERR_IO, "waiting for '%s' failed", argv[0]);
@@ -1117,7 +1109,7 @@ run_capture(struct runner *r, const char *const *argv, struct strbuf *out)
 static void
 runner_release(struct runner *r)
 {
-	strbuf_release(&r->partial);
+	line_asm_release(&r->partial);
 	strvec_clear(&r->tail);
 	if (r->logfd >= 0)
 		close(r->logfd);
@@ -2432,7 +2424,7 @@ appliance_resolve(struct loop *loop, struct event_bus *bus, const struct applian
 	enum status rc;
 
 	memset(out, 0, sizeof(*out));
-	strbuf_init(&r.partial);
+	line_asm_init(&r.partial, 4096, true);
 	strvec_init(&r.tail);
 	*cached = false;
 	rc = resolve_inputs(&r, opts, &in);
@@ -2474,7 +2466,7 @@ appliance_ensure(struct loop *loop, struct event_bus *bus, const struct applianc
 	enum status rc;
 
 	memset(out, 0, sizeof(*out));
-	strbuf_init(&r.partial);
+	line_asm_init(&r.partial, 4096, true);
 	strvec_init(&r.tail);
 	r.fraction = -1;
 	if (bus)

@@ -25,10 +25,11 @@
 #include "rootfs/appliance.h"
 #include "rootfs/initramfs.h"
 
-#define HELLO_LIMIT_KVM 120 /* seconds from QEMU's start to the agent's HELLO */
-#define HELLO_LIMIT_TCG 300
-#define WATCH_MS	1000
-#define CONSOLE_TAIL	80 /* kernel-log lines kept with a crashed or hung test */
+#define HELLO_LIMIT_KVM	 120 /* seconds from QEMU's start to the agent's HELLO */
+#define HELLO_LIMIT_TCG	 300
+#define WATCH_MS	 1000
+#define CONSOLE_TAIL	 80	     /* kernel-log lines kept with a crashed or hung test */
+#define CONSOLE_LINE_MAX (64u << 10) /* a longer line of check -n is cut */
 /* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its previous time, at least
  * TEST_LIMIT_MIN seconds; TEST_LIMIT_UNKNOWN without one; times TEST_LIMIT_SLOW under TCG. */
 #define TEST_LIMIT_FACTOR  5
@@ -89,7 +90,7 @@ struct engine {
 	bool restart;		    /* start a new guest for the remaining tests */
 	int shell_fd;		    /* the guest's shell (plan.shell), or -1 */
 	bool dry_run_ok;	    /* check -n ran and said which tests would run */
-	struct strbuf out_line;	    /* check -n's output, line by line */
+	struct line_asm out_line;   /* check -n's output, line by line */
 	struct event_bus check_bus; /* the parser's events, through on_check_event */
 	bool got_exit, got_result, boot_end_sent, job_sent;
 	int check_status;
@@ -254,7 +255,7 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->loop = loop;
 	e->bus = bus;
 	e->events_fd = e->console_fd = e->kernel_fd = e->result_fd = e->shell_fd = -1;
-	strbuf_init(&e->out_line);
+	line_asm_init(&e->out_line, CONSOLE_LINE_MAX, false);
 	e->exit_code = 2;
 	strvec_init(&e->ended);
 	*out = e;
@@ -771,25 +772,23 @@ want_shell(const struct engine *e)
 	return e->plan.shell && !e->interrupted && e->cfg_index + 1 == e->plan.configs.n;
 }
 
+static void
+console_line(void *data, char *line, size_t len, bool cut)
+{
+	struct engine *e = data;
+	struct event ev = { .type = EV_CONSOLE };
+
+	ev.u.line.text = str_trim(line);
+	ev.u.line.flags = CONSOLE_CHECK;
+	if (*ev.u.line.text)
+		emit(e, &ev);
+}
+
 /* check -n's output: each whole line a CONSOLE event. */
 static void
 console_lines(struct engine *e, const char *buf, size_t len)
 {
-	char *nl;
-
-	strbuf_add(&e->out_line, buf, len);
-	while ((nl = memchr(e->out_line.buf, '\n', e->out_line.len))) {
-		struct event ev = { .type = EV_CONSOLE };
-		size_t n = (size_t)(nl - e->out_line.buf);
-
-		*nl = '\0';
-		ev.u.line.text = str_trim(e->out_line.buf);
-		ev.u.line.flags = CONSOLE_CHECK;
-		if (*ev.u.line.text)
-			emit(e, &ev);
-		memmove(e->out_line.buf, nl + 1, e->out_line.len - n - 1);
-		strbuf_setlen(&e->out_line, e->out_line.len - n - 1);
-	}
+	line_asm_feed(&e->out_line, buf, len, console_line, e);
 }
 
 static enum status
@@ -923,7 +922,7 @@ config_done(struct engine *e)
 	agent_reader_release(&e->reader);
 	close_fd(&e->result_fd);
 	close_fd(&e->shell_fd);
-	strbuf_reset(&e->out_line);
+	line_asm_reset(&e->out_line);
 	free(e->cfg_slug);
 	e->cfg_slug = NULL;
 	if (e->interrupted) {
@@ -1313,7 +1312,7 @@ engine_free(struct engine *e)
 	close_fd(&e->kernel_fd);
 	close_fd(&e->result_fd);
 	close_fd(&e->shell_fd);
-	strbuf_release(&e->out_line);
+	line_asm_release(&e->out_line);
 	plan_release(&e->plan);
 	free(e->initrd);
 	free(e->result_path);
