@@ -38,18 +38,11 @@ is_run_dir(const char *dir)
 	return found;
 }
 
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void
 rundir_list(const char *root, struct strvec *ids)
 {
 	DIR *d = opendir(root);
 	struct dirent *de;
-	size_t first = ids->n;
 
 	while (d && (de = readdir(d))) {
 		char *dir;
@@ -63,5 +56,5 @@ rundir_list(const char *root, struct strvec *ids)
 	}
 	if (d)
 		closedir(d);
-	qsort(ids->v + first, ids->n - first, sizeof(*ids->v), by_name);
+	strvec_sort(ids);
 }

@@ -13,9 +13,9 @@
 char *rundir_root(void);
 
 /*
- * The ids of the run directories under root, oldest first: directories
- * (a symbolic link is not followed) that hold plan.json, run.json or
- * events.jsonl. Nothing is added when root does not exist.
+ * Fill ids (empty on entry) with the ids of the run directories under
+ * root, oldest first: directories (a symbolic link is not followed) that
+ * hold plan.json, run.json or events.jsonl. None when root does not exist.
  */
 void rundir_list(const char *root, struct strvec *ids);
 

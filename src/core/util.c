@@ -634,3 +634,16 @@ line_asm_finish(struct line_asm *la, line_asm_fn *fn, void *data)
 		line_asm_hand(la, fn, data, false);
 	line_asm_reset(la);
 }
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+strvec_sort(struct strvec *sv)
+{
+	if (sv->n > 1)
+		qsort(sv->v, sv->n, sizeof(*sv->v), cmp_str);
+}

@@ -86,6 +86,8 @@ extern char *strvec_empty_[1];
 void strvec_init(struct strvec *sv);
 void strvec_clear(struct strvec *sv);
 void strvec_push(struct strvec *sv, const char *s);
+/* Sort the strings (strcmp order). */
+void strvec_sort(struct strvec *sv);
 void strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strvec_pushv(struct strvec *sv, const char *const *v);
 void strvec_copy(struct strvec *dst, const struct strvec *src);

@@ -249,12 +249,6 @@ hostcheck_socket(const char *path, bool *present, bool *connectable, int *err)
 	close(fd);
 }
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void
 hostcheck_ssh_keys(const char *home, struct strvec *keys)
 {
@@ -275,8 +269,7 @@ hostcheck_ssh_keys(const char *home, struct strvec *keys)
 		}
 		closedir(d);
 	}
-	if (keys->n > 1)
-		qsort(keys->v, keys->n, sizeof(*keys->v), cmp_str);
+	strvec_sort(keys);
 	free(dir);
 }
 

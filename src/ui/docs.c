@@ -48,12 +48,6 @@ width_cols(const char *s, size_t n, bool ascii)
 	return w;
 }
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* ---- the pages ---- */
 
 struct docs_page {
@@ -198,7 +192,7 @@ site_load(void)
 	}
 	if (d)
 		closedir(d);
-	qsort(rest.v, rest.n, sizeof(*rest.v), cmp_str);
+	strvec_sort(&rest);
 	for (size_t i = 0; i < rest.n; i++)
 		site_add(s, rest.v[i]);
 	strvec_clear(&rest);
