@@ -203,6 +203,9 @@ ui_serve_requests(struct ui *ui)
 		case UI_REQ_DOCS:
 			docs_open(ui, r.page);
 			break;
+		case UI_REQ_DOCS_SEARCH:
+			docs_search(ui, r.page);
+			break;
 		case UI_REQ_HISTORY:
 			history_open(ui);
 			break;

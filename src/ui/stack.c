@@ -184,6 +184,12 @@ ui_want_docs(struct ui *ui, const char *page)
 }
 
 void
+ui_want_docs_search(struct ui *ui, const char *query)
+{
+	request(ui, UI_REQ_DOCS_SEARCH, query, NULL, NULL, NULL, false);
+}
+
+void
 ui_want_history(struct ui *ui)
 {
 	request(ui, UI_REQ_HISTORY, NULL, NULL, NULL, NULL, false);

@@ -12,9 +12,9 @@
  * key, click or callback that made them, as htop's reactions.
  *
  * The files call one way (scripts/lint checks it):
- *	display.c  <-  stack.c  <-  the views (pager, docs, detail, history,
- *	runview, run_live, wizard; each calls only the ones before it in this
- *	list)  <-  input.c  <-  script.c  <-  ui.c
+ *	display.c, prompt.c  <-  stack.c  <-  the views (pager, the docs'
+ *	files, detail, history, runview, run_live, wizard; each calls only
+ *	the ones before it in this list)  <-  input.c  <-  script.c  <-  ui.c
  *
  * Drawing is rate-limited: ui_dirty() asks for a frame, at most one per
  * UI_FRAME_MS; nothing is drawn while nothing changes.
@@ -102,11 +102,12 @@ struct view;
 
 /* What a view asks of the TUI, served by input.c (ui_serve_requests()). */
 enum ui_request_kind {
-	UI_REQ_DOCS,	   /* open the docs at page */
-	UI_REQ_HISTORY,	   /* open the list of past runs */
-	UI_REQ_RUN_STOP,   /* stop the live run */
-	UI_REQ_TEST_AGAIN, /* run test of config again (run_dir's plan), with the shell or not */
-	UI_REQ_SHELL,	   /* the live run's shell is waiting: give it the terminal */
+	UI_REQ_DOCS,	    /* open the docs at page */
+	UI_REQ_DOCS_SEARCH, /* the docs' results of a search (page) of every page */
+	UI_REQ_HISTORY,	    /* open the list of past runs */
+	UI_REQ_RUN_STOP,    /* stop the live run */
+	UI_REQ_TEST_AGAIN,  /* run test of config again (run_dir's plan), with the shell or not */
+	UI_REQ_SHELL,	    /* the live run's shell is waiting: give it the terminal */
 };
 
 struct ui_request {
@@ -229,6 +230,7 @@ const struct profiles *ui_profiles(struct ui *ui);
 bool ui_run_active(const struct ui *ui);
 /* Requests (see struct ui_request); strings are copied. */
 void ui_want_docs(struct ui *ui, const char *page); /* page: NULL for the index */
+void ui_want_docs_search(struct ui *ui, const char *query);
 void ui_want_history(struct ui *ui);
 void ui_want_run_stop(struct ui *ui);
 void ui_want_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test,
@@ -272,6 +274,8 @@ bool history_open_run(struct ui *ui, const char *run);
 
 /* ---- docs.c ---- */
 void docs_open(struct ui *ui, const char *page);
+/* The results of a search of every page of the docs. */
+void docs_search(struct ui *ui, const char *query);
 
 /* ---- run_live.c ---- */
 /*
