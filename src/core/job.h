@@ -48,6 +48,7 @@ struct job_opts {
 	const char *const *env;	 /* as in spawn_opts; NULL: fswb's */
 	const char *cwd;	 /* NULL: fswb's */
 	bool stderr_apart;	 /* stderr to /dev/null instead of with stdout */
+	bool same_pgrp;		 /* in fswb's process group (the terminal's Ctrl-C reaches it) */
 	size_t line_max;	 /* longer lines are cut (cut is true); 0: 4096 */
 	bool cr_ends;		 /* '\r' ends a line too (progress output) */
 	int timeout_ms;		 /* -1: none */

@@ -115,6 +115,8 @@ const char *child_exit_str(const struct child_exit *e, char *buf, size_t len);
 enum status child_check(const struct child *child);
 
 /*
+ * (spawn_run() and spawn_run_opts() are jobs waited for: core/job.c.)
+ *
  * Run argv to completion through the loop with stdin from /dev/null, and
  * return its stdout (and stderr, when err_to_out) in *out (may be NULL to
  * discard; output beyond max_out bytes is dropped and reported as
