@@ -78,7 +78,6 @@ appliance_resolve(struct loop *loop, struct event_bus *bus, const struct applian
 	enum status rc;
 
 	memset(out, 0, sizeof(*out));
-	line_asm_init(&r.partial, 4096, true);
 	strvec_init(&r.tail);
 	*cached = false;
 	rc = ap_resolve_inputs(&r, opts, &in);
@@ -120,7 +119,6 @@ appliance_ensure(struct loop *loop, struct event_bus *bus, const struct applianc
 	enum status rc;
 
 	memset(out, 0, sizeof(*out));
-	line_asm_init(&r.partial, 4096, true);
 	strvec_init(&r.tail);
 	r.fraction = -1;
 	if (bus)

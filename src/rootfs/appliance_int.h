@@ -74,7 +74,6 @@ struct runner {
 	struct event_bus *bus;
 	const bool *cancel;
 	int logfd; /* -1: no log */
-	struct line_asm partial;
 	struct strvec tail;
 	line_fn *on_line;
 	void *data;

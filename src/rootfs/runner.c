@@ -3,11 +3,12 @@
  * Running the appliance's tools: see appliance_int.h.
  */
 #include <errno.h>
-#include <jansson.h>
-#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "core/spawn.h"
+#include "core/job.h"
 #include "rootfs/appliance_int.h"
 
 void
@@ -68,38 +69,9 @@ feed_line(void *data, char *line, size_t len, bool cut)
 }
 
 static void
-feed(struct runner *r, const char *data, size_t len)
+on_bytes(void *data, const char *buf, size_t len)
 {
-	log_write(r, data, len);
-	line_asm_feed(&r->partial, data, len, feed_line, r);
-}
-
-struct pipe_reader {
-	struct runner *r;
-	bool eof;
-};
-
-static void
-on_output(struct loop *loop, int fd, short revents, void *data)
-{
-	struct pipe_reader *pr = data;
-	char buf[8192];
-
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-
-		if (n > 0) {
-			feed(pr->r, buf, (size_t)n);
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		pr->eof = true;
-		loop_del_fd(loop, fd);
-		return;
-	}
+	log_write(data, buf, len);
 }
 
 static char *
@@ -119,10 +91,9 @@ tail_text(struct runner *r)
 enum status
 ap_run(struct runner *r, const char *const *argv, const char *const *env)
 {
-	struct spawn_opts o = SPAWN_OPTS_INIT;
-	struct child *child = NULL;
-	struct pipe_reader pr = { .r = r };
-	uint64_t term_at = 0, exited_at = 0;
+	struct job_opts o = JOB_OPTS_INIT;
+	const struct job_result *res;
+	struct job *job;
 	enum status rc;
 
 	if (ap_cancelled(r))
@@ -137,49 +108,31 @@ ap_run(struct runner *r, const char *const *argv, const char *const *env)
 		strbuf_release(&cmd);
 	}
 	strvec_clear(&r->tail);
-	line_asm_reset(&r->partial);
 	o.argv = argv;
 	o.env = env;
-	o.out = SPAWN_PIPE;
-	o.err = SPAWN_STDOUT;
-	o.new_pgrp = true;
-	rc = spawn_start(r->loop, &o, &child);
+	o.cr_ends = true;
+	o.kill_grace_ms = KILL_GRACE;
+	o.on_bytes = on_bytes;
+	o.on_line = feed_line;
+	o.data = r;
+	rc = job_start(r->loop, &o, &job);
 	if (rc != OK)
 		return rc;
-	loop_add_fd(r->loop, child->out, POLLIN, on_output, &pr);
-	while (child->running || (!pr.eof && loop_now_ms() - exited_at < 2000)) {
-		if (!child->running && !exited_at)
-			exited_at = loop_now_ms();
-		if (child->running && ap_cancelled(r)) {
-			if (!term_at) {
-				child_kill(child, SIGTERM);
-				term_at = loop_now_ms();
-			} else if (loop_now_ms() - term_at > KILL_GRACE) {
-				child_kill(child, SIGKILL);
-			}
-		}
-		if (loop_run_once(r->loop, 200) != OK)
-			break;
-	}
-	if (!pr.eof)
-		loop_del_fd(r->loop, child->out);
-	line_asm_finish(&r->partial, feed_line, r);
-	if (child->running) {
-		child_free(child);
-		return error(ERR_IO, "waiting for '%s' failed", argv[0]);
-	}
-	if (r->interrupted) {
+	rc = job_wait(job, r->cancel);
+	res = job_result(job);
+	if (rc == OK && res->cancelled) {
+		r->interrupted = true;
 		rc = error(ERR_INTERRUPTED, "interrupted");
-	} else if (!(child->exit.exited && child->exit.code == 0)) {
+	} else if (rc == OK && !(res->exit.exited && res->exit.code == 0)) {
 		char how[128];
 		char *tail = tail_text(r);
 
-		child_exit_str(&child->exit, how, sizeof(how));
+		child_exit_str(&res->exit, how, sizeof(how));
 		rc = error(ERR_CHILD, "'%s' %s%s%s", argv[0], how,
 			   r->tail.n ? "; its last lines:" : "", tail);
 		free(tail);
 	}
-	child_free(child);
+	job_free(job);
 	return rc;
 }
 
@@ -204,7 +157,6 @@ ap_run_capture(struct runner *r, const char *const *argv, struct strbuf *out)
 void
 ap_runner_release(struct runner *r)
 {
-	line_asm_release(&r->partial);
 	strvec_clear(&r->tail);
 	if (r->logfd >= 0)
 		close(r->logfd);
