@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/paths.h"
+#include "core/job.h"
 #include "core/spawn.h"
 
 /* ---- small helpers ---- */
@@ -235,8 +236,6 @@ struct make_run {
 	struct kbuild_progress *prog;
 	struct event_bus *bus;
 	int log_fd;
-	int out_fd;
-	bool eof;
 	uint64_t last_emit;
 	double last_fraction;
 	bool quiet; /* no progress events */
@@ -265,89 +264,54 @@ make_emit(struct make_run *m, bool force)
 }
 
 static void
-make_read(struct make_run *m)
-{
-	char buf[65536];
-
-	for (;;) {
-		ssize_t n = read(m->out_fd, buf, sizeof(buf));
-
-		if (n > 0) {
-			if (m->log_fd >= 0 && write(m->log_fd, buf, (size_t)n) != n) {
-				close(m->log_fd); /* a full disk: keep building, stop logging */
-				m->log_fd = -1;
-			}
-			kbuild_progress_feed(m->prog, buf, (size_t)n);
-			make_emit(m, false);
-			continue;
-		}
-		if (n == 0)
-			m->eof = true;
-		else if (errno == EINTR)
-			continue;
-		else if (errno != EAGAIN && errno != EWOULDBLOCK)
-			m->eof = true;
-		return;
-	}
-}
-
-static void
-on_make_output(struct loop *loop, int fd, short revents, void *data)
+make_output(void *data, const char *buf, size_t len)
 {
 	struct make_run *m = data;
 
-	make_read(m);
-	if (m->eof)
-		loop_del_fd(loop, fd);
+	if (m->log_fd >= 0 && write(m->log_fd, buf, len) != (ssize_t)len) {
+		close(m->log_fd); /* a full disk: keep building, stop logging */
+		m->log_fd = -1;
+	}
+	kbuild_progress_feed(m->prog, buf, len);
+	make_emit(m, false);
 }
 
 /*
- * Run argv (make) with its output to log_fd and the parser; wait for it in
- * the loop. *ex gets how it ended. ERR_INTERRUPTED when the loop was told to quit.
+ * Run argv (make) with its output to log_fd and the parser, as a job waited
+ * for. *ex gets how it ended. ERR_INTERRUPTED when *cancel was set or the
+ * loop was told to quit (make gets SIGTERM, then SIGKILL after 10 s).
  */
 static enum status
 run_make(struct loop *loop, const char *const *argv, int log_fd, struct kbuild_progress *prog,
 	 struct event_bus *bus, bool quiet, const bool *cancel, struct child_exit *ex)
 {
 	static const char *const env[] = { "LC_ALL=C", "LANG", "LANGUAGE", NULL };
-	struct spawn_opts o = SPAWN_OPTS_INIT;
+	struct job_opts o = JOB_OPTS_INIT;
 	struct make_run m = { 0 };
-	struct child *child = NULL;
+	struct job *job;
 	enum status rc;
 
-	o.argv = argv;
-	o.env = env;
-	o.out = SPAWN_PIPE;
-	o.err = SPAWN_STDOUT;
-	o.new_pgrp = true;
-	rc = spawn_start(loop, &o, &child);
-	if (rc != OK)
-		return rc;
 	m.prog = prog;
 	m.bus = bus;
 	m.log_fd = log_fd;
-	m.out_fd = child->out;
 	m.quiet = quiet;
 	m.last_fraction = -1;
-	rc = loop_add_fd(loop, child->out, POLLIN, on_make_output, &m);
-	while (rc == OK && child->running) {
-		if (loop_done(loop) || (cancel && *cancel)) {
-			child_kill(child, SIGTERM);
-			(void)child_wait(child, 10000);
-			rc = error(ERR_INTERRUPTED, "the kernel build was interrupted");
-			break;
-		}
-		rc = loop_run_once(loop, 1000);
-	}
-	if (!m.eof)
-		make_read(&m); /* what is left in the pipe */
+	o.argv = argv;
+	o.env = env;
+	o.kill_grace_ms = 10000;
+	o.on_bytes = make_output;
+	o.data = &m;
+	rc = job_start(loop, &o, &job);
+	if (rc != OK)
+		return rc;
+	rc = job_wait(job, cancel);
+	if (rc == OK && job_result(job)->cancelled)
+		rc = error(ERR_INTERRUPTED, "the kernel build was interrupted");
 	if (rc == OK) {
-		*ex = child->exit;
+		*ex = job_result(job)->exit;
 		make_emit(&m, true);
 	}
-	if (m.log_fd != log_fd)
-		log_fd = -1; /* closed on a write error */
-	child_free(child);
+	job_free(job);
 	return rc;
 }
 
