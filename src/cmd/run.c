@@ -183,6 +183,7 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 			     .console = plan->dry_run };
 	struct event_bus bus = EVENT_BUS_INIT;
 	struct loop *loop = loop_new();
+	struct shell_relay *relay = NULL;
 	struct engine *e;
 	int code;
 
@@ -201,9 +202,10 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 		loop_run_once(loop, 1000);
 		if (stop_requests > 1)
 			break;
-		if (engine_shell_fd(e) >= 0)
-			shell_relay(loop, e);
+		if (!relay && engine_shell_fd(e) >= 0)
+			relay = shell_relay_start(loop, e, NULL, NULL);
 	}
+	shell_relay_free(relay);
 	code = engine_exit_code(e);
 	if (!json) {
 		clear_progress(&p);

@@ -12,10 +12,18 @@
 #include "core/loop.h"
 #include "run/engine.h"
 
+struct shell_relay;
+
 /*
- * Relay while engine_shell_fd(e) >= 0; runs the loop meanwhile. stdin must
- * not be watched by anything else.
+ * Start relaying (engine_shell_fd(e) >= 0) on the loop. When it ends, the
+ * terminal is as it was, engine_shell_end(e) was called, and on_end(data)
+ * (may be NULL) is called from the loop; free the relay after that, not
+ * from on_end. stdin must not be watched by anything else meanwhile.
  */
-void shell_relay(struct loop *loop, struct engine *e);
+struct shell_relay *shell_relay_start(struct loop *loop, struct engine *e,
+				      void (*on_end)(void *data), void *data);
+bool shell_relay_ended(const struct shell_relay *r);
+/* End it (on_end is not called) when it goes on, and free it. NULL is fine. */
+void shell_relay_free(struct shell_relay *r);
 
 #endif

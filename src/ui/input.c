@@ -142,15 +142,24 @@ ui_watch_tty(struct ui *ui)
 	loop_add_fd(ui->loop, STDIN_FILENO, POLLIN, on_tty, ui);
 }
 
-/* Give the terminal to fn (curses ends, the tty is not watched), then take it back. */
+/* Give the terminal away (curses ends, the tty is not watched)... */
 static void
-ui_leave_screen(struct ui *ui, void (*fn)(void *data), void *data)
+screen_leave(struct ui *ui)
 {
 	loop_del_fd(ui->loop, STDIN_FILENO);
 	def_prog_mode();
 	endwin();
 	fputs("\033[H\033[2J", stdout); /* the shell starts on a clean screen */
-	fn(data);
+	ui->screen_away = true;
+}
+
+/* ... and take it back. */
+static void
+screen_back(struct ui *ui)
+{
+	if (!ui->screen_away)
+		return;
+	ui->screen_away = false;
 	reset_prog_mode();
 	clearok(curscr, TRUE); /* the shell drew over everything */
 	refresh();
@@ -216,7 +225,14 @@ ui_serve_requests(struct ui *ui)
 			ui_run_test_again(ui, r.run_dir, r.config, r.test, r.shell);
 			break;
 		case UI_REQ_SHELL:
-			ui_leave_screen(ui, ui_run_shell, ui);
+			if (!ui->screen_away) {
+				screen_leave(ui);
+				if (!ui_run_shell(ui))
+					screen_back(ui);
+			}
+			break;
+		case UI_REQ_SCREEN_BACK:
+			screen_back(ui);
 			break;
 		}
 		ui_request_release(&ui->requests[i]);

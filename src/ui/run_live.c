@@ -24,7 +24,8 @@ struct live_run {
 	struct ui *ui;
 	bool ended;
 	uint64_t shell_timer;
-	struct live_run *older; /* runs that ended before this one */
+	struct shell_relay *relay; /* the shell on the terminal, or NULL */
+	struct live_run *older;	   /* runs that ended before this one */
 };
 
 static void
@@ -33,16 +34,23 @@ on_tick(struct loop *loop, void *data)
 	ui_dirty(data);
 }
 
-void
-ui_run_shell(void *data)
+static void
+shell_ended(void *data)
 {
-	struct ui *ui = data;
+	ui_want_screen_back(data);
+}
 
-	if (!ui->live || engine_shell_fd(ui->live->e) < 0)
-		return;
+bool
+ui_run_shell(struct ui *ui)
+{
+	struct live_run *lr = ui->live;
+
+	if (!lr || lr->relay || engine_shell_fd(lr->e) < 0)
+		return false;
 	printf("fswb: a shell in the guest of this run; 'exit' or Ctrl-] ends it and goes back\n");
 	fflush(stdout);
-	shell_relay(ui->loop, ui->live->e);
+	lr->relay = shell_relay_start(ui->loop, lr->e, shell_ended, ui);
+	return true;
 }
 
 /* The engine's shell is waiting: the terminal is its until it ends. */
@@ -101,6 +109,7 @@ live_free_one(struct live_run *lr)
 {
 	if (lr->shell_timer)
 		loop_del_timer(lr->ui->loop, lr->shell_timer);
+	shell_relay_free(lr->relay);
 	engine_free(lr->e);
 	event_bus_release(&lr->bus);
 	run_model_release(lr->m);

@@ -190,6 +190,12 @@ ui_want_docs_search(struct ui *ui, const char *query)
 }
 
 void
+ui_want_screen_back(struct ui *ui)
+{
+	request(ui, UI_REQ_SCREEN_BACK, NULL, NULL, NULL, NULL, false);
+}
+
+void
 ui_want_history(struct ui *ui)
 {
 	request(ui, UI_REQ_HISTORY, NULL, NULL, NULL, NULL, false);
@@ -254,6 +260,8 @@ ui_draw(struct ui *ui)
 {
 	struct view *v = ui_top(ui);
 
+	if (ui->screen_away)
+		return; /* drawn when the terminal is back */
 	ui->dirty = false;
 	ui->last_frame_ms = loop_now_ms();
 	erase();

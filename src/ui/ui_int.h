@@ -108,6 +108,7 @@ enum ui_request_kind {
 	UI_REQ_RUN_STOP,    /* stop the live run */
 	UI_REQ_TEST_AGAIN,  /* run test of config again (run_dir's plan), with the shell or not */
 	UI_REQ_SHELL,	    /* the live run's shell is waiting: give it the terminal */
+	UI_REQ_SCREEN_BACK, /* the shell ended: the terminal is the TUI's again */
 };
 
 struct ui_request {
@@ -147,6 +148,7 @@ struct ui {
 	int depth;
 
 	bool dirty, drawn_once;
+	bool screen_away;     /* the terminal is the guest's shell's: nothing is drawn */
 	unsigned pending;     /* answers views asked for and wait on (the key script waits too) */
 	uint64_t frame_timer; /* pending one-shot, 0 when none */
 	uint64_t last_frame_ms;
@@ -236,6 +238,7 @@ void ui_want_run_stop(struct ui *ui);
 void ui_want_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test,
 			bool shell);
 void ui_want_shell(struct ui *ui);
+void ui_want_screen_back(struct ui *ui);
 void ui_request_release(struct ui_request *r);
 
 /* ---- input.c ---- */
@@ -292,8 +295,11 @@ void ui_run_stop(struct ui *ui);
  */
 bool ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test,
 		       bool shell);
-/* The live run's shell on this terminal until it ends (the screen is given away; data: the ui). */
-void ui_run_shell(void *data);
+/*
+ * The live run's shell on this terminal (the screen was given away): false
+ * when there is none; when it ends, ui_want_screen_back().
+ */
+bool ui_run_shell(struct ui *ui);
 void ui_run_free(struct ui *ui);
 
 #endif
