@@ -15,8 +15,6 @@
 #include "fstests/catalogue.h"
 #include "ui/ui_int.h"
 
-#define STOP_WAIT_MS 120000
-
 struct live_run {
 	struct engine *e;
 	struct event_bus bus;
@@ -121,14 +119,7 @@ void
 ui_run_free(struct ui *ui)
 {
 	struct live_run *lr = ui->live;
-	uint64_t deadline;
 
-	if (ui_run_active(ui)) {
-		ui_run_stop(ui);
-		deadline = loop_now_ms() + STOP_WAIT_MS;
-		while (!lr->ended && !engine_done(lr->e) && loop_now_ms() < deadline)
-			loop_run_once(ui->loop, 200);
-	}
 	if (ui->tick_timer) {
 		loop_del_timer(ui->loop, ui->tick_timer);
 		ui->tick_timer = 0;

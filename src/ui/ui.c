@@ -31,6 +31,8 @@ on_winch(struct loop *loop, int signo, void *data)
 	ui_dirty(ui);
 }
 
+#define STOP_WAIT_MS 120000 /* for the run's end when the TUI is left */
+
 static void
 stop_answer(struct ui *ui, bool yes)
 {
@@ -162,6 +164,13 @@ ui_main(int argc, char **argv)
 	}
 
 	/* nothing is left running: stop the run and wait for its end */
+	if (ui_run_active(&ui)) {
+		uint64_t deadline = loop_now_ms() + STOP_WAIT_MS;
+
+		ui_run_stop(&ui);
+		while (ui_run_active(&ui) && loop_now_ms() < deadline)
+			loop_run_once(ui.loop, 200);
+	}
 	ui_run_free(&ui);
 	while (ui.depth)
 		ui_pop(&ui);

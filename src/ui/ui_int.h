@@ -300,6 +300,7 @@ bool ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, c
  * when there is none; when it ends, ui_want_screen_back().
  */
 bool ui_run_shell(struct ui *ui);
+/* Free the live runs (a live run is stopped and waited for first: see ui.c). */
 void ui_run_free(struct ui *ui);
 
 #endif
