@@ -37,10 +37,9 @@
  * nothing is merged, and the check runs without KCONFIG_MERGED, so a
  * missing option reads "not set" or names the dependency that keeps it out.
  *
- * Programs (make, through `nice -n N` when o->nice) run through spawn.h with
- * LC_ALL=C; the build blocks in the loop (other watchers keep running)
- * until make exits (it runs loop_run_once() itself, so it may be called from
- * a loop callback). If the loop is told to quit meanwhile (loop_quit(), e.g.
+ * Programs (make, through `nice -n N` when o->nice) run as jobs (core/job.h)
+ * with LC_ALL=C; the build waits in the loop (job_wait(): other watchers
+ * keep running) until make exits, so it may be called from a loop callback. If the loop is told to quit meanwhile (loop_quit(), e.g.
  * from a SIGINT watcher) or *o->cancel becomes true, make's process group
  * gets SIGTERM (SIGKILL 10 s later) and the result is ERR_INTERRUPTED. The
  * loop must not be done on entry (loop_reset()).
