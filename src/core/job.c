@@ -288,7 +288,7 @@ spawn_run_opts(struct loop *loop, const struct spawn_run *r, struct strbuf *out,
 	o.stderr_apart = !r->err_to_out;
 	o.same_pgrp = !r->new_pgrp;
 	o.timeout_ms = r->timeout_ms;
-	o.kill_grace_ms = r->until ? 100 : 0;
+	o.kill_grace_ms = 100; /* the time is up or the word came: it is killed */
 	o.on_bytes = capture_bytes;
 	o.data = &c;
 	if (timed_out)
