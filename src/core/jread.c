@@ -21,6 +21,30 @@ jread_bad(struct jreader *r, const char *fmt, ...)
 	return error(ERR_INVALID, "%s: field '%s': %s", r->source, r->path.buf, msg);
 }
 
+enum status
+jread_bad_at(struct jreader *r, const char *key, const char *fmt, ...)
+{
+	char msg[1024];
+	size_t mark;
+	enum status rc;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	jread_push(r, key, &mark);
+	rc = jread_bad(r, "%s", msg);
+	strbuf_setlen(&r->path, mark);
+	return rc;
+}
+
+/* A key that is not there (or null, when null means missing). */
+static bool
+absent(const struct jreader *r, const json_t *v)
+{
+	return !v || (r->null_is_missing && json_is_null(v));
+}
+
 const char *
 jread_type(const json_t *v)
 {
@@ -93,7 +117,7 @@ jread_str(struct jreader *r, json_t *obj, const char *key, bool nullable, char *
 	enum status rc = OK;
 	size_t mark;
 
-	if (!v)
+	if (absent(r, v))
 		return OK;
 	jread_push(r, key, &mark);
 	if (json_is_null(v) && nullable) {
@@ -117,7 +141,7 @@ jread_strvec(struct jreader *r, json_t *obj, const char *key, struct strvec *out
 	enum status rc = OK;
 	size_t mark, i;
 
-	if (!v)
+	if (absent(r, v))
 		return OK;
 	jread_push(r, key, &mark);
 	if (!json_is_array(v)) {
@@ -146,7 +170,7 @@ jread_bool(struct jreader *r, json_t *obj, const char *key, bool *out)
 	enum status rc = OK;
 	size_t mark;
 
-	if (!v)
+	if (absent(r, v))
 		return OK;
 	jread_push(r, key, &mark);
 	if (!json_is_boolean(v))
@@ -164,7 +188,7 @@ jread_count(struct jreader *r, json_t *obj, const char *key, unsigned max, unsig
 	enum status rc = OK;
 	size_t mark;
 
-	if (!v)
+	if (absent(r, v))
 		return OK;
 	jread_push(r, key, &mark);
 	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max)
@@ -183,7 +207,7 @@ jread_object(struct jreader *r, json_t *parent, const char *key, json_t **out)
 	enum status rc = OK;
 
 	*out = NULL;
-	if (!v)
+	if (absent(r, v))
 		return OK;
 	jread_push(r, key, &mark);
 	if (!json_is_object(v))

@@ -24,12 +24,16 @@
 
 struct jreader {
 	const char *source;
-	struct strbuf path; /* the field being read, "tests.groups[2]" */
+	struct strbuf path;   /* the field being read, "tests.groups[2]" */
+	bool null_is_missing; /* a null value leaves the field as it is */
 };
 
 /* ERR_INVALID: "SOURCE: field 'PATH': MESSAGE". */
 enum status jread_bad(struct jreader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The same about key of the current object. */
+enum status jread_bad_at(struct jreader *r, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* "an object", "a list", "a string", "a whole number", ... */
 const char *jread_type(const json_t *v);
 /* The keys of obj must be among valid (n of them); names the bad one and the closest. */
