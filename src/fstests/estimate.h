@@ -36,7 +36,7 @@
 #include "core/util.h"
 #include "fstests/results.h"
 
-#define EST_QUICK 20  /* seconds, under KVM */
+#define EST_QUICK 8   /* seconds, under KVM (many quick tests end as not run) */
 #define EST_TEST  60  /* seconds, under KVM */
 #define EST_LONG  300 /* seconds, under KVM */
 #define EST_SLOW  4   /* emulation (TCG) against KVM */
