@@ -15,8 +15,8 @@
  * variables ("$1", "$msg": the words come from the caller) are left out.
  *
  * A message has a specific cause when notrun_explain() knows it and its
- * rule is not a catch-all ("requirement": the test requires WORDS, or
- * "setup-failed": read the .full). It prints the share for the TOP (100)
+ * rule is not a catch-all (notrun_explanation.generic: "the test requires
+ * WORDS", "read the .full"). It prints the share for the TOP (100)
  * most frequent and for all messages; -v lists the TOP messages with their
  * count and rule. The real tree is not in CI: this is never part of make
  * check, and nothing it reads is kept. It exits 1 only when it could not
@@ -36,10 +36,10 @@
 
 /* A unit of shell: a test file, a common/ function, or a common/ file's top-level code. */
 struct unit {
-	char *name;	    /* the function's name; "common/NAME" for a file's top level */
-	struct strvec msgs; /* the messages of its own _notrun calls */
-	struct strvec refs; /* the words it uses that may name functions or sourced files */
-	int state;	    /* closure: 0 not yet, 1 in progress, 2 done */
+	char *name;	      /* the function's name; "common/NAME" for a file's top level */
+	struct strvec msgs;   /* the messages of its own _notrun calls */
+	struct strvec refs;   /* the words it uses that may name functions or sourced files */
+	int state;	      /* closure: 0 not yet, 1 in progress, 2 done */
 	unsigned char *reach; /* bitset over the messages */
 };
 
@@ -213,8 +213,9 @@ scan(struct tree *t, const char *text, struct unit *top, bool split)
 				p++;
 		} else if (*p == '\\' && p[1]) {
 			p += 2;
-		} else if (is_word_char(*p) && (p == text || (!is_word_char(p[-1]) && p[-1] != '$' &&
-							       p[-1] != '{' && p[-1] != '-'))) {
+		} else if (is_word_char(*p) &&
+			   (p == text || (!is_word_char(p[-1]) && p[-1] != '$' && p[-1] != '{' &&
+					  p[-1] != '-'))) {
 			const char *s = p;
 			char *word;
 
@@ -286,8 +287,7 @@ find_units(const struct tree *t, const char *name, size_t *first)
 	return n;
 }
 
-static void
-reach_refs(struct tree *t, const struct strvec *refs, unsigned char *into);
+static void reach_refs(struct tree *t, const struct strvec *refs, unsigned char *into);
 
 static void
 closure(struct tree *t, struct unit *u)
@@ -358,11 +358,11 @@ static bool
 specific(const char *m, const char **id)
 {
 	struct notrun_explanation e;
-	bool known = notrun_explain(m, &e);
+	bool known = notrun_explain(m, NULL, &e), ok = known && !e.generic;
 
 	*id = known ? e.id : "(none)";
 	notrun_explanation_release(&e);
-	return known && strcmp(*id, "requirement") && strcmp(*id, "setup-failed");
+	return ok;
 }
 
 int
@@ -386,7 +386,8 @@ main(int argc, char **argv)
 		else if (c == 'n')
 			top = strtoul(optarg, NULL, 10);
 		else
-			return fprintf(stderr, "usage: bench_notrun [-v] [-n TOP] [FSTESTS_SRC]\n"), 1;
+			return fprintf(stderr, "usage: bench_notrun [-v] [-n TOP] [FSTESTS_SRC]\n"),
+			       1;
 	}
 	if (optind < argc)
 		src = argv[optind];
@@ -486,15 +487,16 @@ main(int argc, char **argv)
 		if (k < ntop) {
 			hits_top += ok;
 			if (verbose)
-				printf("%3zu %4u %4u %-3s %-15s %s\n", k + 1, r[k].tests, r[k].direct,
-				       ok ? "" : "NO", id, r[k].msg);
+				printf("%3zu %4u %4u %-3s %-15s %s\n", k + 1, r[k].tests,
+				       r[k].direct, ok ? "" : "NO", id, r[k].msg);
 		}
 	}
 	printf("fstests tree: %s (%zu tests, %zu common/ functions and files)\n", src, cat.ntests,
 	       t.n);
-	printf("distinct _notrun messages: %zu (%zu calls of only variables left out)\n",
-	       t.msgs.n, t.nvars);
-	printf("the %zu most frequent (by tests calling them): %zu with a specific cause (%.0f%%)\n",
+	printf("distinct _notrun messages: %zu (%zu calls of only variables left out)\n", t.msgs.n,
+	       t.nvars);
+	printf("the %zu most frequent (by tests calling them): %zu with a specific cause "
+	       "(%.0f%%)\n",
 	       ntop, hits_top, ntop ? 100.0 * (double)hits_top / (double)ntop : 0.0);
 	printf("all %zu: %zu with a specific cause (%.0f%%)\n", t.msgs.n, hits_all,
 	       t.msgs.n ? 100.0 * (double)hits_all / (double)t.msgs.n : 0.0);
