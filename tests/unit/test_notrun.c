@@ -129,7 +129,7 @@ test_devices(void **state)
 	       "xfs/withlog");
 	/* the run's filesystem (xfs) first, then the others */
 	expect("Realtime device required, skipped this test", "rt-dev", NULL, FIX,
-	       "fswb run -c xfs/withrt (of fswb's: xfs/withrt, ext4/withrt)");
+	       "fswb run -c xfs/withrt (also: ext4/withrt)");
 	expect("Quotas probably not supported on realtime scratch device; set TEST_RTDEV",
 	       "rt-quota", NULL, FIX, "-c xfs/withrt");
 	/* a device fswb gives itself: never "set it" */
@@ -193,8 +193,9 @@ test_kernel(void **state)
 	expect("XFS error injection bmap_alloc_minlen_extent unknown on this kernel.",
 	       "error-injection-kernel", "bmap_alloc_minlen_extent", FIX, "newer kernel");
 	expect("This test requires dm flakey support", "dm-target", "flakey", FIX,
-	       "CONFIG_DM_FLAKEY");
-	expect("This test requires dm log-writes support", "dm-target", "log-writes", FIX, NULL);
+	       "CONFIG_DM_FLAKEY=y: add it");
+	expect("This test requires dm log-writes support", "dm-target", "log-writes", FIX,
+	       "CONFIG_DM_LOG_WRITES");
 	expect("This test requires error_writes feature in dm-flakey", "dm-target", "flakey", FIX,
 	       NULL);
 	expect("failed to create dm thin pool device", "dm-target", "thin-pool", FIX, NULL);
