@@ -23,7 +23,7 @@ typedef void refine_fn(const struct rule *r, const char *reason, const struct no
  */
 struct rule {
 	const char *id;
-	const char *patterns[32];
+	const char *patterns[40];
 	const char *cause, *fix;
 	bool per_subject, natural, generic;
 	refine_fn *refine;
@@ -111,7 +111,7 @@ static const struct rule rules[] = {
 	  .arg = "rtdev" },
 	{ .id = "zoned",
 	  .patterns = { "zone count too small*", "not supported on zoned *", "*require non-zoned *",
-			"*requires a zoned *", "*requires zoned *" },
+			"*requires a zoned *", "*requires zoned *", "*open zones*" },
 	  .cause = "the test is for zoned block devices, or cannot run on them",
 	  .fix = "nothing to fix: it does not apply to the devices of this run",
 	  .natural = true },
@@ -348,6 +348,19 @@ static const struct rule rules[] = {
 	  .cause = "the program '%s' in the test appliance is too old",
 	  .per_subject = true,
 	  .refine = fix_tool_old },
+	{ .id = "scratch-feature",
+	  .patterns = { "missing scratch feature*" },
+	  .cause = "the configuration's scratch filesystem is made without a feature the test "
+		   "exercises",
+	  .fix = "nothing to fix: the test does not apply to this configuration",
+	  .natural = true },
+	{ .id = "module",
+	  .patterns = { "*: must be a module*", "*: module could not be unloaded*",
+			"*: module reload failed*", "* module in use*" },
+	  .cause = "the test unloads and reloads the kernel module %s, which is built in or in use",
+	  .fix = "the kernel must have it as a module (=m in its configuration: fswb kernel config "
+		 "shows a build's), with nothing else holding it",
+	  .per_subject = true },
 	{ .id = "program",
 	  .patterns = { "* utility required, skipped this test*", "this test requires * utility*",
 			"* command not found*", "* binary not found*", "* executable not found*",
@@ -398,6 +411,8 @@ static const struct rule rules[] = {
 			"* isn't usable by default*",
 			"* no longer functional*",
 			"* not supported",
+			"* cannot be enabled on *",
+			"* not supported by *",
 			"* have no effect on *",
 			"require symlinks support*",
 			"cannot run xfs_db on *",

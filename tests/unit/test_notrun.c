@@ -205,6 +205,8 @@ test_kernel(void **state)
 	expect("UUID ioctls are not supported by kernel.", "kernel-feature", "UUID ioctls", FIX,
 	       NULL);
 	expect("This test must run in a VM", "vm", NULL, FIX, NULL);
+	expect("null_blk: must be a module.", "module", "null_blk", FIX, "=m");
+	expect("Missing scratch feature: reflink", "scratch-feature", NULL, NATURAL, NULL);
 	expect("Kernel driver does not support rt quota", "quota-rt-kernel", NULL, FIX, NULL);
 }
 
