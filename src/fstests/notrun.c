@@ -39,9 +39,9 @@ static const struct rule rules[] = {
 	  .patterns = { "this test requires a valid $logwrites_dev*" },
 	  .cause = "no log-writes device (LOGWRITES_DEV): the test records the filesystem's writes "
 		   "with dm-log-writes and replays them",
-	  .fix = "LOGWRITES_DEV is a device fswb gives the guest itself (it is not a setting of "
-		 "yours); runs by an older fswb, and configurations without a log-writes device, "
-		 "skip these tests" },
+	  .fix = "a log-writes device is a device fswb gives the guest itself (LOGWRITES_DEV is "
+		 "not a setting of yours): runs by an older fswb, and configurations without one, "
+		 "skip these tests; a newer fswb or such a configuration runs them" },
 	{ .id = "device-overlap",
 	  .patterns = { "* is part of test_dev, this test requires unique disks*" },
 	  .cause = "a device of the scratch pool is also the test device (TEST_DEV)",
