@@ -155,13 +155,14 @@ static const struct rule rules[] = {
 	/* ---- the kernel ---- */
 	{ .id = "kernel-config-file",
 	  .patterns = { "could not locate kernel config file*" },
-	  .cause = "the guest has no kernel configuration to read (/proc/config.gz, which needs "
-		   "CONFIG_IKCONFIG_PROC, or the kernel's config file), so tests that check a "
-		   "kernel option do not run",
-	  .fix = "fswb gives the guest its kernel's configuration: a kernel it builds has "
-		 "CONFIG_IKCONFIG_PROC, an installed kernel's config file is copied in; runs by an "
-		 "older fswb, and kernels from elsewhere with neither, skip these tests (build the "
-		 "kernel with fswb: --kernel TREE)" },
+	  .cause = "the guest has no kernel configuration to read (KCONFIG_PATH, /proc/config.gz "
+		   "with CONFIG_IKCONFIG_PROC, or the kernel's config file), so tests that check a "
+		   "kernel option (quotas, for one) do not run",
+	  .fix = "fswb copies the kernel's config file into the guest (KCONFIG_PATH) when it "
+		 "knows one: a kernel tree it builds, an installed kernel's /boot/config-VERSION; "
+		 "a bare kernel image has none (fswb kernel list says which), and runs by an older "
+		 "fswb skip these tests: run with a kernel tree (--kernel TREE) or an installed "
+		 "kernel" },
 	{ .id = "scsi-debug-old",
 	  .patterns = { "scsi_debug too old*" },
 	  .cause = "the kernel's scsi_debug module lacks a parameter the test gives it",

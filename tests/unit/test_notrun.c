@@ -181,7 +181,7 @@ test_kernel(void **state)
 	expect("This test requires loopback device support", "loop-device", NULL, FIX,
 	       "kconfig/base.config");
 	expect("Could not locate kernel config file", "kernel-config-file", NULL, FIX,
-	       "CONFIG_IKCONFIG_PROC");
+	       "KCONFIG_PATH");
 	/* casefold: a kernel option on ext4 and f2fs, not a feature of xfs */
 	expect("ext4 does not support casefold feature", "casefold", "ext4", FIX, "CONFIG_UNICODE");
 	expect("xfs does not support casefold feature", "casefold", "xfs", NATURAL, NULL);
