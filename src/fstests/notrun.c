@@ -794,6 +794,7 @@ static const struct {
 	{ "btrfstune", "btrfs-progs" },
 	{ "btrfs-image", "btrfs-progs" },
 	{ "btrfs-convert", "btrfs-progs" },
+	{ "btrfs", "btrfs-progs" },
 	{ "btrfs_util", "btrfs-progs" },
 	{ "mkfs.f2fs", "f2fs-tools" },
 	{ "fsck.f2fs", "f2fs-tools" },
@@ -1025,7 +1026,9 @@ notrun_explain(const char *reason, const struct notrun_context *ctx, struct notr
 			if (!strcmp(r->id, "fs-feature") && cs) {
 				char *word = clean_subject(cs, ce);
 
-				if (word && !strpbrk(word, " \t") && is_program(word))
+				/* "btrfs does not support ...": the filesystem */
+				if (word && !strpbrk(word, " \t") && is_program(word) &&
+				    strcmp(word, "btrfs"))
 					r = find_rule("program-old");
 				free(word);
 			}

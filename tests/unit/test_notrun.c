@@ -241,7 +241,9 @@ test_appliance(void **state)
 	       "xfsprogs");
 	expect("/usr/bin/fio too old, see /results/generic/095.full", "program-old", "/usr/bin/fio",
 	       FIX, "fio");
-	expect("btrfs too old (must support filesystem du)", "program-old", "btrfs", FIX, NULL);
+	expect("/usr/bin/btrfs too old (must support filesystem du)", "program-old",
+	       "/usr/bin/btrfs", FIX, "btrfs-progs");
+	expect("btrfs does not support swapfiles", "fs-feature", NULL, NATURAL, NULL);
 	expect("This test requires a cp with --reflink support.", "program-old", "cp", FIX,
 	       "coreutils");
 	expect("xfs_io fiemap support is missing", "xfs-io-command", "fiemap", FIX, "xfsprogs");
