@@ -554,6 +554,15 @@ fragment_value(const char *text, const char *option)
 	return NULL;
 }
 
+/* Fragments other than debug-NAME ones first, then by name. */
+static bool
+fragment_before(const char *a, const char *b)
+{
+	bool da = str_startswith(a, "debug-"), db = str_startswith(b, "debug-");
+
+	return da != db ? db : strcmp(a, b) < 0;
+}
+
 /*
  * The fragment (file name) under profiles/kconfig/ that sets option, and
  * its value; a debug-NAME fragment is taken only when no other has it.
@@ -577,14 +586,10 @@ find_fragment(const struct notrun_context *ctx, const char *option, char **value
 		if (!str_endswith(de->d_name, ".config") || de->d_name[0] == '.')
 			continue;
 		path = path_join(dir, de->d_name);
-		if (read_file(path, 1u << 20, &text, &len) == OK &&
-		    (v = fragment_value(text, option))) {
-			if (!found ||
-			    (str_startswith(found, "debug-") &&
-			     !str_startswith(de->d_name, "debug-")) ||
-			    (!!str_startswith(found, "debug-") ==
-				     !!str_startswith(de->d_name, "debug-") &&
-			     strcmp(de->d_name, found) < 0)) {
+		if (read_file(path, 1u << 20, &text, &len) != OK) {
+			error_clear(); /* a fragment that cannot be read names nothing */
+		} else if ((v = fragment_value(text, option))) {
+			if (!found || fragment_before(de->d_name, found)) {
 				free(found);
 				free(*value);
 				found = xstrdup(de->d_name);
