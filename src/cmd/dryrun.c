@@ -66,9 +66,10 @@ why_expunged(const struct check_selection *sel, const struct profiles *profiles,
 	return why;
 }
 
+/* The catalogue's query for sel: with or without its -x groups, files the -E files. */
 static void
 query_of(const struct check_selection *sel, const char *fstyp, bool with_x,
-	 struct catalogue_query *q)
+	 const struct strvec *files, struct catalogue_query *q)
 {
 	memset(q, 0, sizeof(*q));
 	q->fstyp = fstyp;
@@ -76,7 +77,7 @@ query_of(const struct check_selection *sel, const char *fstyp, bool with_x,
 	q->groups = &sel->groups;
 	q->xgroups = with_x ? &sel->xgroups : NULL;
 	q->exclude = &sel->exclude;
-	q->exclude_files = &sel->exclude_files;
+	q->exclude_files = files;
 }
 
 static void
@@ -94,8 +95,7 @@ dry_config_resolve(const struct catalogue *cat, const struct plan *plan,
 	strvec_copy(&files, &d->sel.exclude_files);
 	if (d->sel.config_exclude)
 		strvec_push(&files, d->sel.config_exclude);
-	query_of(&d->sel, d->cfg->fstyp, true, &q);
-	q.exclude_files = &files;
+	query_of(&d->sel, d->cfg->fstyp, true, &files, &q);
 	if (catalogue_select(cat, &q, &d->cs) != OK) {
 		d->error = xstrdup(error_msg());
 		error_clear();
@@ -103,8 +103,7 @@ dry_config_resolve(const struct catalogue *cat, const struct plan *plan,
 		return;
 	}
 	/* what the -x groups took: the selection without them, less the one with them */
-	query_of(&d->sel, d->cfg->fstyp, false, &q);
-	q.exclude_files = &files;
+	query_of(&d->sel, d->cfg->fstyp, false, &files, &q);
 	if (d->sel.xgroups.n && catalogue_select(cat, &q, &all) == OK) {
 		for (size_t i = 0; i < all.tests.n; i++) {
 			const struct catalogue_test *t = catalogue_find(cat, all.tests.v[i]);
