@@ -18,6 +18,7 @@
 #include "core/plan.h"
 #include "core/profile.h"
 #include "fstests/catalogue.h"
+#include "run/plan_check.h"
 
 /* One configuration's list: what runs, what is left out and why. */
 struct dry_config {

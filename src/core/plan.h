@@ -107,24 +107,11 @@ enum status plan_validate(const struct plan *plan, const struct profiles *profil
 			  const char *const *backends);
 
 /*
- * What check is asked to run for configuration cfg, as data: the -g groups
- * (the test set's, then the plan's), the -x groups, the -e entries, the -E
- * files (the plan's; the configuration's exclude file apart, host paths),
- * the named tests that are for cfg's filesystem (the others in other_fs:
- * check would run them there and they would fail), and the settings the
- * test set gives check (NAME=value). The engine turns it into check's
- * words; `fswb run -n` resolves it on the host with the catalogue.
+ * A kernel spec as users give it (--kernel, the wizard): a directory is a
+ * tree, a file an image, a word without '/' an installed version; sets
+ * pk's kind and spec. ERR_NOTFOUND naming it for a path that does not exist.
  */
-struct check_selection {
-	struct strvec groups, xgroups, exclude, exclude_files;
-	const char *config_exclude; /* cfg->exclude, or NULL */
-	struct strvec tests, other_fs;
-	struct strvec env;
-};
-
-void plan_check_selection(const struct plan *plan, const struct profiles *profiles,
-			  const struct fs_config *cfg, struct check_selection *out);
-void check_selection_release(struct check_selection *sel);
+enum status plan_kernel_set(struct plan_kernel *pk, const char *spec);
 
 /* Set a backend option "key=value", replacing an earlier value for key. */
 void plan_set_backend_opt(struct plan *plan, const char *key, const char *value);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* How long tests take: earlier runs, SOAK_DURATION, groups (estimate.h). */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/paths.h"
+#include "core/rundir.h"
+#include "fstests/catalogue.h"
 #include "fstests/estimate.h"
 
 const char *
@@ -138,40 +139,27 @@ estimator_add_run(struct estimator *est, const struct run_record *rec)
 		est->runs++;
 }
 
-static int
-cmp_name_desc(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)b, *(char *const *)a);
-}
-
 size_t
 estimator_load_runs(struct estimator *est, const char *runs_dir, size_t max)
 {
 	struct strvec ids = STRVEC_INIT;
-	struct dirent *de;
 	size_t read = 0;
-	DIR *d;
 
 	if (max > EST_RUNS || max == 0)
 		max = EST_RUNS;
-	d = runs_dir ? opendir(runs_dir) : NULL;
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			strvec_push(&ids, de->d_name);
-	closedir(d);
-	qsort(ids.v, ids.n, sizeof(char *), cmp_name_desc);
-	for (size_t i = 0; i < ids.n && read < max; i++) {
+	if (runs_dir)
+		rundir_list(runs_dir, &ids);
+	for (size_t i = ids.n; i-- > 0 && read < max;) {
 		char *dir = path_join(runs_dir, ids.v[i]);
 		char *path = path_join(dir, "run.json");
 		struct run_record rec;
 
-		if (run_record_load(path, &rec) == OK) {
+		run_record_init(&rec);
+		if (path_exists(path) && run_record_load(path, &rec) == OK) {
 			estimator_add_run(est, &rec);
-			run_record_release(&rec);
 			read++;
 		}
+		run_record_release(&rec);
 		error_clear();
 		free(path);
 		free(dir);
@@ -252,4 +240,48 @@ double
 estimate_boot(const struct estimator *est)
 {
 	return EST_BOOT * (est->slow ? EST_SLOW : 1);
+}
+
+void
+estimate_config(const struct estimator *est, const char *config, const char *kernel,
+		const struct catalogue *cat, const char *const *tests, size_t n,
+		const struct strvec *groups, struct est_total *t)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct catalogue_test *ct = cat ? catalogue_find(cat, tests[i]) : NULL;
+		enum est_basis b;
+
+		t->seconds +=
+			estimate_test(est, config, kernel, tests[i], ct ? &ct->groups : groups, &b);
+		t->by[b]++;
+		t->ntests++;
+	}
+	t->seconds += estimate_boot(est);
+}
+
+void
+est_total_basis(const struct est_total *t, const struct estimator *est, struct strbuf *out)
+{
+	size_t hist = t->by[EST_BASIS_HISTORY_KERNEL] + t->by[EST_BASIS_HISTORY_CONFIG] +
+		      t->by[EST_BASIS_HISTORY_ANY];
+	const char *sep = "from ";
+
+	if (!t->ntests) {
+		strbuf_adds(out, "no tests");
+		return;
+	}
+	if (hist) {
+		strbuf_addf(out, "%searlier runs (%zu of %zu tests)", sep, hist, t->ntests);
+		sep = ", ";
+	}
+	if (t->by[EST_BASIS_SOAK]) {
+		strbuf_addf(out, "%sSOAK_DURATION", sep);
+		sep = ", ";
+	}
+	if (t->by[EST_BASIS_GROUPS])
+		strbuf_addf(out, "%stest groups", sep);
+	if (!hist)
+		strbuf_adds(out, "; no runs yet");
+	if (est->slow)
+		strbuf_adds(out, "; TCG");
 }

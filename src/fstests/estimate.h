@@ -36,7 +36,7 @@
 #include "core/util.h"
 #include "fstests/results.h"
 
-#define EST_QUICK 20  /* seconds, under KVM */
+#define EST_QUICK 8   /* seconds, under KVM (many quick tests end as not run) */
 #define EST_TEST  60  /* seconds, under KVM */
 #define EST_LONG  300 /* seconds, under KVM */
 #define EST_SLOW  4   /* emulation (TCG) against KVM */
@@ -100,5 +100,26 @@ double estimate_test(const struct estimator *est, const char *config, const char
 
 /* A guest's boot, in seconds. */
 double estimate_boot(const struct estimator *est);
+
+/* What a run is expected to take, and on what that rests. */
+struct est_total {
+	double seconds;		    /* the tests and a boot per configuration */
+	size_t ntests;		    /* over all configurations */
+	size_t by[EST_BASIS_COUNT]; /* how many of them each basis gave */
+};
+
+struct catalogue;
+
+/*
+ * Add one configuration's tests (n names) and its boot to *t. A test's
+ * groups are the catalogue's (cat may be NULL), else groups (the groups the
+ * tests were selected by; may be NULL).
+ */
+void estimate_config(const struct estimator *est, const char *config, const char *kernel,
+		     const struct catalogue *cat, const char *const *tests, size_t n,
+		     const struct strvec *groups, struct est_total *t);
+
+/* What *t rests on, in words: "from earlier runs (3 of 7 tests), SOAK_DURATION; TCG". */
+void est_total_basis(const struct est_total *t, const struct estimator *est, struct strbuf *out);
 
 #endif

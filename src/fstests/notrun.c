@@ -8,7 +8,6 @@
 
 #include "core/paths.h"
 #include "core/profile.h"
-#include "rootfs/appliance.h"
 
 struct rule;
 /* Completes an explanation from what only code can find (fragments, configurations, packages). */
@@ -877,11 +876,12 @@ package_of(const char *program)
 	return pkg;
 }
 
+/* Whether the appliance installs package; false when the context does not say. */
 static bool
-in_appliance(const char *package)
+in_appliance(const struct notrun_context *ctx, const char *package)
 {
-	for (size_t i = 0; appliance_packages[i]; i++)
-		if (!strcmp(appliance_packages[i], package))
+	for (size_t i = 0; ctx && ctx->packages && ctx->packages[i]; i++)
+		if (!strcmp(ctx->packages[i], package))
 			return true;
 	return false;
 }
@@ -895,17 +895,17 @@ fix_program(const struct rule *r, const char *reason, const struct notrun_contex
 
 	(void)r;
 	(void)reason;
-	(void)ctx;
-	if (pkg && in_appliance(pkg))
+	if (pkg && in_appliance(ctx, pkg))
 		set_fix(e,
 			xasprintf("the package %s has it, and fswb's appliance installs it: this "
 				  "appliance is older or was built with --packages; rebuild it "
 				  "with fswb appliance build --force",
 				  pkg));
-	else if (pkg)
-		set_fix(e, xasprintf("the package %s has it; fswb's appliance does not install it "
-				     "(its list: fswb appliance build --help)",
+	else if (pkg && ctx && ctx->packages)
+		set_fix(e, xasprintf("the package %s has it; fswb's appliance does not install it",
 				     pkg));
+	else if (pkg)
+		set_fix(e, xasprintf("the package %s has it: put it in the appliance", pkg));
 	else
 		set_fix(e, xasprintf("put '%s' in the appliance: fswb's appliance has no package "
 				     "known to provide it",

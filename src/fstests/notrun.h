@@ -45,6 +45,7 @@ struct profiles;
 struct notrun_context {
 	const struct profiles *profiles; /* configurations and kconfig fragments to name */
 	const char *fstyp;		 /* the run's filesystem: its configurations first */
+	const char *const *packages;	 /* the appliance's packages (NULL-terminated) */
 };
 
 struct notrun_explanation {

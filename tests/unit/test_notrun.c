@@ -19,7 +19,10 @@
 #include "fstests/results.h"
 
 static struct profiles profiles;
-static struct notrun_context ctx = { &profiles, "xfs" };
+/* the appliance's packages, as far as these tests need them */
+static const char *const packages[] = { "fio",	    "e2fsprogs", "attr", "xfsdump",
+					"xfsprogs", "quota",	 NULL };
+static struct notrun_context ctx = { &profiles, "xfs", packages };
 
 static void
 write_profile(const char *rel, const char *text)
