@@ -722,14 +722,12 @@ fix_config(const struct rule *r, const char *reason, const struct notrun_context
 
 	(void)reason;
 	if (*list) {
-		char *first = xstrndup(list, strcspn(list, ","));
+		size_t n = strcspn(list, ",");
+		const char *more = list[n] ? list + n + 2 : NULL;
 
-		const char *more = list[strlen(first)] ? list + strlen(first) + 2 : NULL;
-
-		set_fix(e,
-			xasprintf("run a configuration that %s: fswb run -c %s%s%s%s", what, first,
-				  more ? " (also: " : "", more ? more : "", more ? ")" : ""));
-		free(first);
+		set_fix(e, xasprintf("run a configuration that %s: fswb run -c %.*s%s%s%s", what,
+				     (int)n, list, more ? " (also: " : "", more ? more : "",
+				     more ? ")" : ""));
 	} else if (ctx && ctx->profiles) {
 		set_fix(e, xasprintf("none of fswb's configurations %s yet: these tests do not run "
 				     "under fswb",
