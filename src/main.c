@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "backends/backend.h"
 #include "cmd/cmd.h"
+#include "run/plan_check.h"
 #include "ui/ui.h"
 
 /* Print the recorded error and return the exit code for "nothing could run". */
@@ -71,7 +72,10 @@ static const char usage_text[] =
 	"      --shards N            split the tests over N guests (default 1)\n"
 	"      --test-timeout SECONDS  a test running longer counts as hung (default: 5 times\n"
 	"                            its previous time, at least 10 minutes; more under TCG)\n"
-	"  -n, --dry-run             (run) say which tests would run (check -n), run none\n"
+	"  -n, --dry-run             (run) say which tests would run, run none: with\n"
+	"                            --fstests-src DIR, per configuration on this host\n"
+	"                            (descriptions, groups, counts, what is left out and\n"
+	"                            why); else check -n in a guest\n"
 	"      --shell               (run) then a shell in the last guest; 'exit' or Ctrl-] ends "
 	"it\n"
 	"      --stop-on-crash       a crashed or hung guest ends its configuration (default:\n"
@@ -199,24 +203,6 @@ parse_count(const char *opt, const char *arg, unsigned max)
 	return (unsigned)v;
 }
 
-/* A kernel spec: a directory is a tree, a file an image, anything else a version. */
-static void
-set_kernel(struct plan *plan, const char *arg)
-{
-	free(plan->kernel.spec);
-	plan->kernel.spec = xstrdup(arg);
-	if (path_is_dir(arg))
-		plan->kernel.kind = KERNEL_TREE;
-	else if (path_exists(arg))
-		plan->kernel.kind = KERNEL_IMAGE;
-	else if (strchr(arg, '/'))
-		die("--kernel: '%s' does not exist; give a kernel tree, a bzImage or an installed "
-		    "kernel version",
-		    arg);
-	else
-		plan->kernel.kind = KERNEL_INSTALLED;
-}
-
 /*
  * Parse the options of run and plan into cli->plan. --plan FILE is read
  * first, whatever its position, so that the other options refine it.
@@ -289,7 +275,8 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 			tests_given = true;
 			break;
 		case OPT_KERNEL:
-			set_kernel(plan, optarg);
+			if (plan_kernel_set(&plan->kernel, optarg) != OK)
+				die("--kernel: %s", error_msg());
 			break;
 		case OPT_MODULES:
 			free(plan->kernel.modules);
@@ -379,7 +366,7 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		strvec_push(&plan->tests.tests, argv[i]);
 	}
 	plan_defaults(plan);
-	if (plan_validate(plan, prof, backend_names()) != OK)
+	if (plan_check(plan, prof) != OK)
 		die("%s", error_msg());
 }
 
@@ -409,6 +396,15 @@ cmd_run(int argc, char **argv)
 	int rc;
 
 	parse_plan_args("run", argc, argv, &cli);
+	if (cli.plan.dry_run && cli.plan.fstests_src && path_is_dir(cli.plan.fstests_src)) {
+		rc = run_dry(&cli.plan, load_profiles(), cli.json);
+		plan_release(&cli.plan);
+		return rc;
+	}
+	if (cli.plan.dry_run)
+		fprintf(stderr,
+			"fswb: fstests is not a local tree here: check -n lists the tests "
+			"in a guest (--fstests-src DIR lists them on this host, no guest)\n");
 	rc = run_headless(&cli.plan, load_profiles(), cli.json);
 	plan_release(&cli.plan);
 	return rc;

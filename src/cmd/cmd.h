@@ -25,15 +25,13 @@ struct profiles;
 /* Run a plan without the TUI: prints as it goes (JSON lines with json); the exit status. */
 int run_headless(const struct plan *plan, const struct profiles *profiles, bool json);
 
-struct loop;
-struct engine;
 /*
- * The engine's shell in the guest (engine_shell_fd() >= 0), on this
- * terminal (raw when stdin is one) until the shell ends, the guest goes
- * away, or the user types Ctrl-]; then engine_shell_end(). Runs the loop
- * meanwhile; stdin must not be watched by anything else.
+ * fswb run -n with plan->fstests_src a local tree: per configuration, what
+ * check would run (each test with its description and groups), the count,
+ * and what is left out and why, resolved on this host; no guest. JSON
+ * with json. 0, or 2 when the tree cannot be read or a selection fails.
  */
-void shell_relay(struct loop *loop, struct engine *e);
+int run_dry(const struct plan *plan, const struct profiles *profiles, bool json);
 
 struct run_record;
 /*

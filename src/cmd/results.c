@@ -4,7 +4,6 @@
  * again, and the import of results fstests wrote elsewhere (a results/
  * directory, or a saved copy of check's stdout).
  */
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +12,11 @@
 
 #include "cmd/cmd.h"
 #include "core/paths.h"
+#include "core/profile.h"
+#include "core/rundir.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
+#include "rootfs/appliance.h"
 
 static const char results_usage[] =
 	"usage: fswb results [--json]              list the runs\n"
@@ -71,10 +73,25 @@ print_failures(const struct section_result *s)
 	}
 }
 
+/* One group's lines: count, cause, tests, and the fix or why there is none. */
 static void
-print_notrun(const struct section_result *s)
+print_notrun_group(const struct notrun_group *g)
+{
+	char *list = strvec_join(&g->tests, " ");
+
+	term_fprintf(stdout, "  %3zu %-5s %s\n", g->tests.n, g->tests.n == 1 ? "test" : "tests",
+		     g->cause);
+	term_fprintf(stdout, "            %s\n", list);
+	if (g->fix)
+		term_fprintf(stdout, "            %s%s\n", g->natural ? "" : "fix: ", g->fix);
+	free(list);
+}
+
+static void
+print_notrun(const struct section_result *s, const struct profiles *profiles)
 {
 	struct strvec tests = STRVEC_INIT, reasons = STRVEC_INIT;
+	struct notrun_context ctx = { profiles, s->fstyp, appliance_packages };
 	struct notrun_groups g;
 
 	for (size_t i = 0; i < s->ntests; i++) {
@@ -84,19 +101,22 @@ print_notrun(const struct section_result *s)
 		strvec_push(&reasons, s->tests[i].reason ? s->tests[i].reason : "");
 	}
 	if (tests.n) {
-		notrun_group((const char *const *)tests.v, (const char *const *)reasons.v, tests.n,
-			     &g);
-		term_fprintf(stdout, "\nNot run on %s, by cause:\n", section_label(s));
-		for (size_t j = 0; j < g.n; j++) {
-			char *list = strvec_join(&g.groups[j].tests, " ");
+		bool natural_header = false;
 
-			term_fprintf(stdout, "  %3zu %-5s %s\n", g.groups[j].tests.n,
-				     g.groups[j].tests.n == 1 ? "test" : "tests",
-				     g.groups[j].cause);
-			term_fprintf(stdout, "            %s\n", list);
-			if (g.groups[j].fix)
-				term_fprintf(stdout, "            fix: %s\n", g.groups[j].fix);
-			free(list);
+		notrun_group((const char *const *)tests.v, (const char *const *)reasons.v, tests.n,
+			     &ctx, &g);
+		if (g.n && !g.groups[0].natural)
+			term_fprintf(stdout, "\nNot run on %s, with a cause to fix:\n",
+				     section_label(s));
+		for (size_t j = 0; j < g.n; j++) {
+			if (g.groups[j].natural && !natural_header) {
+				term_fprintf(
+					stdout,
+					"\nNot run on %s, not applying here (nothing to fix):\n",
+					section_label(s));
+				natural_header = true;
+			}
+			print_notrun_group(&g.groups[j]);
 		}
 		notrun_groups_release(&g);
 	}
@@ -107,6 +127,12 @@ print_notrun(const struct section_result *s)
 void
 print_run_summary(const struct run_record *rec)
 {
+	struct profiles profiles;
+	char *datadir = fswb_datadir(), *dir = path_join(datadir, "profiles");
+	bool have_profiles = profiles_load(dir, &profiles) == OK;
+
+	if (!have_profiles)
+		error_clear(); /* the explanations then name no configuration */
 	if (rec->nsections)
 		putchar('\n');
 	for (size_t i = 0; i < rec->nsections; i++) {
@@ -121,11 +147,15 @@ print_run_summary(const struct run_record *rec)
 	for (size_t i = 0; i < rec->nsections; i++)
 		print_failures(&rec->sections[i]);
 	for (size_t i = 0; i < rec->nsections; i++)
-		print_notrun(&rec->sections[i]);
+		print_notrun(&rec->sections[i], have_profiles ? &profiles : NULL);
 	if (rec->stopped_at)
 		term_fprintf(stdout, "\nThe run stopped in %s.\n", rec->stopped_at);
 	if (rec->error)
 		term_fprintf(stdout, "\nError: %s\n", rec->error);
+	if (have_profiles)
+		profiles_release(&profiles);
+	free(dir);
+	free(datadir);
 }
 
 void
@@ -147,42 +177,13 @@ print_run_dir_summary(const char *dir)
 	free(path);
 }
 
-static char *
-runs_dir(void)
-{
-	char *data = fswb_dir(DIR_DATA), *runs = path_join(data, "runs");
-
-	free(data);
-	return runs;
-}
-
-static int
-compare_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The run ids, oldest first. */
 static void
 list_ids(struct strvec *ids)
 {
-	char *runs = runs_dir();
-	DIR *d = opendir(runs);
-	struct dirent *de;
+	char *runs = rundir_root();
 
-	while (d && (de = readdir(d))) {
-		char *p;
-
-		if (de->d_name[0] == '.')
-			continue;
-		p = xasprintf("%s/%s/plan.json", runs, de->d_name);
-		if (path_exists(p))
-			strvec_push(ids, de->d_name);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	qsort(ids->v, ids->n, sizeof(*ids->v), compare_names);
+	rundir_list(runs, ids);
 	free(runs);
 }
 
@@ -199,7 +200,7 @@ static int
 list_runs(bool json)
 {
 	struct strvec ids = STRVEC_INIT;
-	char *runs = runs_dir();
+	char *runs = rundir_root();
 	json_t *list = NULL;
 
 	list_ids(&ids);
@@ -264,7 +265,7 @@ static int
 show_run(const char *id, bool json)
 {
 	struct strvec ids = STRVEC_INIT;
-	char *runs = runs_dir(), *dir = NULL, *path;
+	char *runs = rundir_root(), *dir = NULL, *path;
 	struct run_record rec;
 	int code = 0;
 

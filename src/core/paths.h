@@ -56,6 +56,15 @@ bool path_is_dir(const char *path);
 
 /* write(2) all of buf; false with errno set on a failure (ENOSPC for a 0 write). */
 bool write_fd_all(int fd, const void *buf, size_t len);
+/*
+ * The program prog as an executable file: prog itself when it holds a '/',
+ * else the first in path (a PATH string; NULL: $PATH, and when that is unset
+ * or empty /usr/local/bin:/usr/bin:/bin), then in the directories of extra
+ * (a PATH string too; NULL: none). free() it; NULL when not found.
+ */
+char *path_which(const char *prog, const char *path, const char *extra);
+/* Whether path_which(prog, NULL, NULL) finds it. */
+bool path_has_program(const char *prog);
 
 /* Read a whole file (at most max bytes, else ERR_LIMIT) into *out (free()). */
 enum status read_file(const char *path, size_t max, char **out, size_t *len);

@@ -5,7 +5,7 @@
  * the frame order (agent_order), with the host answering each READY as
  * fswb does (the job and RUN, then POWEROFF), and every HELLO parsed.
  *
- * fuzz-sources: src/backends/agent_proto.c src/core/util.c src/core/status.c
+ * fuzz-sources: src/agent/agent_proto.c src/core/util.c src/core/status.c
  * fuzz-seeds: tests/fuzz/seeds/agent-session.txt tests/fuzz/seeds/agent-bad.txt
  * fuzz-options: -max_len=300000
  */
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/agent_proto.h"
+#include "agent/agent_proto.h"
 #include "core/status.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

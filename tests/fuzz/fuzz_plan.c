@@ -4,7 +4,7 @@
  * the defaults filled in as fswb does, is written back as JSON and must read
  * again to the same text.
  *
- * fuzz-sources: src/core/plan.c src/core/profile.c src/fstests/catalogue.c src/core/paths.c src/core/util.c src/core/status.c
+ * fuzz-sources: src/core/plan.c src/core/profile.c src/fstests/catalogue.c src/core/paths.c src/core/util.c src/core/status.c src/core/jread.c
  * fuzz-seeds: tests/fuzz/seeds/plan.json
  * fuzz-options: -max_len=20000
  */
