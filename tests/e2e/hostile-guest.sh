@@ -78,8 +78,8 @@ check "generic/014 is recorded as not run" grep -qE '^generic/014 +notrun' "$T/o
 check "no escape reaches the terminal" bash -c '! grep -q "$1" "$2"' _ "$ESC" "$T/all"
 check "the escapes are shown as text" grep -qF '^[]0;pwned^G' "$T/out"
 check "the members left out are named in a warning" grep -q 'members of the results archive left out' "$T/err"
-check "the symlink is named" grep -q "'secret' (a symlink)" "$T/err"
-check "the device is named" grep -q "'mem' (a character device)" "$T/err"
+check "the symlink is named" grep -q "secret' (a symlink)" "$T/err"
+check "the device is named" grep -q "mem' (a character device)" "$T/err"
 check "the oversized .full is named" grep -q "generic/013.full' (it would take the unpacked results past 1 MiB" "$T/err"
 check "only regular files and directories in the run directory" \
 	bash -c '[ -z "$(find "$1" ! -type f ! -type d)" ]' _ "$run"
