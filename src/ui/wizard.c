@@ -214,17 +214,6 @@ load_catalogue(struct wizard *w)
 	error_clear();
 }
 
-static const char *
-first_fstyp(struct ui *ui, struct wizard *w)
-{
-	const struct profiles *prof = ui_profiles(ui);
-	const struct fs_config *c;
-
-	if (prof && w->plan.configs.n && (c = profiles_config(prof, w->plan.configs.v[0])))
-		return c->fstyp;
-	return "ext4";
-}
-
 /* Count the tests a plan's test choice selects (0 when it cannot be known). */
 static size_t
 count_tests(struct ui *ui, struct wizard *w, const char *preset, struct strvec *names)
@@ -232,10 +221,13 @@ count_tests(struct ui *ui, struct wizard *w, const char *preset, struct strvec *
 	struct catalogue_selection sel;
 	size_t n = 0;
 
-	if (!w->have_cat)
+	const struct profiles *prof = ui_profiles(ui);
+	const struct fs_config *c =
+		prof && w->plan.configs.n ? profiles_config(prof, w->plan.configs.v[0]) : NULL;
+
+	if (!w->have_cat || !c)
 		return 0;
-	if (inventory_selection(&w->plan, ui_profiles(ui), &w->cat, preset, first_fstyp(ui, w),
-				&sel) == OK) {
+	if (inventory_selection(&w->plan, prof, &w->cat, preset, c, &sel) == OK) {
 		n = sel.tests.n - sel.expunged.n;
 		for (size_t i = 0; names && i < sel.tests.n; i++)
 			if (!strvec_contains(&sel.expunged, sel.tests.v[i]))
