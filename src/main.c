@@ -43,7 +43,10 @@ static const char usage_text[] =
 	"  shell [OPTIONS]           a guest made ready for the tests, and a shell in it\n"
 	"  plan [OPTIONS] --dump     print the plan those options make, as JSON\n"
 	"  profiles [show CFG]       list filesystem configurations and test sets\n"
-	"  results [show ID|import PATH]  past runs; one run's summary; read fstests results\n"
+	"  results [show|compare|baseline|flaky|import ...]  past runs; one run's summary;\n"
+	"                            what changed between runs; baselines and the\n"
+	"                            regressions against them; flaky tests; read\n"
+	"                            fstests results ('fswb results --help')\n"
 	"  kernel list|config|build  the kernels fswb can use; a tree's fstests config; build it\n"
 	"  appliance build|list|rm|initramfs  the test appliance image; a modular kernel's "
 	"initramfs\n"
@@ -76,6 +79,9 @@ static const char usage_text[] =
 	"it\n"
 	"      --stop-on-crash       a crashed or hung guest ends its configuration (default:\n"
 	"                            a new guest runs the remaining tests)\n"
+	"      --fail-on WHAT        (run) exit 1 for 'failures' (default) or only for\n"
+	"                            'regressions': failures the baseline does not have\n"
+	"                            (fswb results baseline set RUN)\n"
 	"      --plan FILE           start from a saved plan (JSON)\n"
 	"      --dump                (plan) print the plan as JSON\n"
 	"  TEST...                   tests by name or glob: generic/001 'xfs/1*'\n"
@@ -139,6 +145,8 @@ enum {
 	OPT_PLAN,
 	OPT_DUMP,
 	OPT_JSON,
+	OPT_FAIL_ON,
+	OPT_RERUN_FAILURES,
 };
 
 static const struct option plan_options[] = {
@@ -166,6 +174,8 @@ static const struct option plan_options[] = {
 	{ "plan", required_argument, NULL, OPT_PLAN },
 	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+	{ "rerun-failures", required_argument, NULL, OPT_RERUN_FAILURES },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -174,6 +184,7 @@ struct cli {
 	struct plan plan;
 	bool dump;
 	bool json;
+	enum fail_on fail_on;
 };
 
 static void
@@ -350,6 +361,19 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		case OPT_JSON:
 			cli->json = true;
 			break;
+		case OPT_FAIL_ON:
+			if (!strcmp(optarg, "failures"))
+				cli->fail_on = FAIL_ON_FAILURES;
+			else if (!strcmp(optarg, "regressions"))
+				cli->fail_on = FAIL_ON_REGRESSIONS;
+			else
+				die("--fail-on: '%s' is not 'failures' or 'regressions'", optarg);
+			break;
+		case OPT_RERUN_FAILURES:
+			die("--rerun-failures is not there yet: fswb cannot rerun a failed test in "
+			    "the same guest; run it again with 'fswb run TEST', or see how often "
+			    "it "
+			    "failed lately with 'fswb results flaky'");
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -400,7 +424,7 @@ cmd_run(int argc, char **argv)
 	int rc;
 
 	parse_plan_args("run", argc, argv, &cli);
-	rc = run_headless(&cli.plan, load_profiles(), cli.json);
+	rc = run_headless(&cli.plan, load_profiles(), cli.json, cli.fail_on);
 	plan_release(&cli.plan);
 	return rc;
 }
@@ -414,7 +438,7 @@ cmd_shell(int argc, char **argv)
 
 	parse_plan_args("shell", argc, argv, &cli);
 	cli.plan.dry_run = cli.plan.shell = true;
-	rc = run_headless(&cli.plan, load_profiles(), cli.json);
+	rc = run_headless(&cli.plan, load_profiles(), cli.json, cli.fail_on);
 	plan_release(&cli.plan);
 	return rc;
 }

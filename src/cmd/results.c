@@ -4,7 +4,6 @@
  * again, and the import of results fstests wrote elsewhere (a results/
  * directory, or a saved copy of check's stdout).
  */
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +12,27 @@
 
 #include "cmd/cmd.h"
 #include "core/paths.h"
+#include "fstests/history.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
 
 static const char results_usage[] =
 	"usage: fswb results [--json]              list the runs\n"
-	"       fswb results show ID|last [--json] a run's summary (--json: its run.json)\n"
-	"       fswb results import PATH [--json]  read a results directory or check's stdout\n";
+	"       fswb results show RUN [--json]     a run's summary (--json: its run.json)\n"
+	"       fswb results import PATH [--json]  read a results directory or check's stdout\n"
+	"       fswb results compare A B           what changed from run A to run B\n"
+	"       fswb results baseline set|list|rm  the runs later runs are compared with\n"
+	"       fswb results flaky [RUN]           tests that passed and failed lately\n"
+	"RUN is a run's id, last, or last~N (the Nth before the last).\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} subcommands[] = {
+	{ "compare", results_compare },
+	{ "baseline", results_baseline },
+	{ "flaky", results_flaky },
+};
 
 static const char *
 section_label(const struct section_result *s)
@@ -146,46 +159,7 @@ print_run_dir_summary(const char *dir)
 	free(path);
 }
 
-static char *
-runs_dir(void)
-{
-	char *data = fswb_dir(DIR_DATA), *runs = path_join(data, "runs");
-
-	free(data);
-	return runs;
-}
-
-static int
-compare_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The run ids, oldest first. */
-static void
-list_ids(struct strvec *ids)
-{
-	char *runs = runs_dir();
-	DIR *d = opendir(runs);
-	struct dirent *de;
-
-	while (d && (de = readdir(d))) {
-		char *p;
-
-		if (de->d_name[0] == '.')
-			continue;
-		p = xasprintf("%s/%s/plan.json", runs, de->d_name);
-		if (path_exists(p))
-			strvec_push(ids, de->d_name);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	qsort(ids->v, ids->n, sizeof(*ids->v), compare_names);
-	free(runs);
-}
-
-static void
+void
 print_json_text(char *text)
 {
 	fputs(text, stdout);
@@ -198,10 +172,10 @@ static int
 list_runs(bool json)
 {
 	struct strvec ids = STRVEC_INIT;
-	char *runs = runs_dir();
+	char *runs = history_runs_dir();
 	json_t *list = NULL;
 
-	list_ids(&ids);
+	history_list(&ids);
 	if (json)
 		list = json_array();
 	else if (!ids.n)
@@ -259,25 +233,15 @@ list_runs(bool json)
 }
 
 static int
-show_run(const char *id, bool json)
+show_run(const char *spec, bool json)
 {
-	struct strvec ids = STRVEC_INIT;
-	char *runs = runs_dir(), *dir = NULL, *path;
+	char *id, *dir, *path;
 	struct run_record rec;
 	int code = 0;
 
-	list_ids(&ids);
-	if (!strcmp(id, "last")) {
-		if (!ids.n)
-			die("fswb results: there are no runs yet; start one with 'fswb run'");
-		id = ids.v[ids.n - 1];
-	} else if (!strvec_contains(&ids, id)) {
-		const char *close = closest_match(id, (const char **)ids.v, ids.n);
-
-		die("fswb results: no run '%s' in %s%s%s%s; 'fswb results' lists them", id, runs,
-		    close ? " (did you mean '" : "", close ? close : "", close ? "'?)" : "");
-	}
-	dir = path_join(runs, id);
+	if (history_resolve(spec, &id) != OK)
+		return cmd_fail("results");
+	dir = history_run_dir(id);
 	path = path_join(dir, "run.json");
 	if (json) {
 		if (run_record_load(path, &rec) != OK) {
@@ -292,8 +256,7 @@ show_run(const char *id, bool json)
 	}
 	free(path);
 	free(dir);
-	free(runs);
-	strvec_clear(&ids);
+	free(id);
 	return code;
 }
 
@@ -323,6 +286,9 @@ cmd_results(int argc, char **argv)
 	bool json = false;
 	int c;
 
+	for (size_t i = 0; argc > 1 && i < ARRAY_SIZE(subcommands); i++)
+		if (!strcmp(argv[1], subcommands[i].name))
+			return subcommands[i].fn(argc - 1, argv + 1);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

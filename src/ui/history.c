@@ -14,7 +14,7 @@
 #include "core/paths.h"
 #include "core/status.h"
 #include "fstests/results.h"
-#include "ui/compare.h"
+#include "fstests/compare.h"
 #include "ui/text.h"
 #include "ui/ui_int.h"
 
@@ -390,7 +390,7 @@ compare_open(struct ui *ui, struct history *h)
 		return;
 	}
 	cv = xcalloc(1, sizeof(*cv));
-	run_compare(&a->rec, &b->rec, &cv->c);
+	run_compare(&a->rec, &b->rec, NULL, &cv->c);
 	cv->title = xasprintf("fswb \xc2\xb7 compare %s \xe2\x86\x92 %s", a->id, b->id);
 	compare_rows(cv);
 	ui_push(ui, &compare_ops, cv);
