@@ -27,6 +27,7 @@ int cmd_results(int argc, char **argv);
 int results_compare(int argc, char **argv);
 int results_baseline(int argc, char **argv);
 int results_flaky(int argc, char **argv);
+int results_report(int argc, char **argv);
 /* Print JSON text (free()d) with a final newline. */
 void print_json_text(char *text);
 

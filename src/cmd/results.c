@@ -23,6 +23,7 @@ static const char results_usage[] =
 	"       fswb results compare A B           what changed from run A to run B\n"
 	"       fswb results baseline set|list|rm  the runs later runs are compared with\n"
 	"       fswb results flaky [RUN]           tests that passed and failed lately\n"
+	"       fswb results report RUN [TEST]     a failure report for a mailing list\n"
 	"RUN is a run's id, last, or last~N (the Nth before the last).\n";
 
 static const struct {
@@ -32,6 +33,7 @@ static const struct {
 	{ "compare", results_compare },
 	{ "baseline", results_baseline },
 	{ "flaky", results_flaky },
+	{ "report", results_report },
 };
 
 static const char *

@@ -1,6 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "fstests/report.h"
 
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fstests/compare.h"
+#include "fstests/kmsg.h"
+
 void
 text_plain(struct strbuf *out, const char *s, size_t len)
 {
@@ -37,4 +47,324 @@ text_plain(struct strbuf *out, const char *s, size_t len)
 			p += n;
 		}
 	}
+}
+
+static char *
+config_slug(const char *config)
+{
+	char *slug = xstrdup(config && *config ? config : "check");
+
+	for (char *p = slug; *p; p++)
+		if (*p == '/')
+			*p = '-';
+	return slug;
+}
+
+char *
+run_dir_file(const char *run_dir, const char *config, const char *name)
+{
+	char *slug = config_slug(config);
+	char *path = xasprintf("%s/results/%s/%s", run_dir, slug, name);
+	char *text = NULL;
+	struct stat st;
+	size_t len;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	free(slug);
+	free(path);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		struct strbuf sb = STRBUF_INIT;
+		char buf[8192];
+		ssize_t n;
+
+		while (sb.len < REPORT_FILE_MAX && (n = read(fd, buf, sizeof(buf))) > 0)
+			strbuf_add(&sb, buf, (size_t)n);
+		len = sb.len;
+		if (len > REPORT_FILE_MAX) {
+			strbuf_setlen(&sb, REPORT_FILE_MAX);
+			strbuf_adds(&sb, "\n[cut: the file is longer]\n");
+		}
+		text = strbuf_detach(&sb);
+	}
+	close(fd);
+	return text;
+}
+
+/* Skip a "[  12.345678] " stamp. */
+static const char *
+skip_stamp(const char *s, size_t *len)
+{
+	const char *end = s + *len, *p = s;
+
+	if (p < end && *p == '[') {
+		const char *close = memchr(p, ']', (size_t)(end - p));
+
+		if (close && strspn(p + 1, " 0123456789.") == (size_t)(close - p - 1)) {
+			p = close + 1;
+			if (p < end && *p == ' ')
+				p++;
+		}
+	}
+	*len = (size_t)(end - p);
+	return p;
+}
+
+void
+klog_first_bad(const char *log, size_t max_lines, struct strbuf *out)
+{
+	size_t taken = 0;
+	bool found = false;
+
+	for (const char *s = log; *s && taken <= max_lines;) {
+		size_t n = strcspn(s, "\n"), len = n;
+		const char *text = skip_stamp(s, &len);
+
+		if (!found && (kmsg_classify(s, n) & KMSG_BAD))
+			found = true;
+		if (found) {
+			if (taken == max_lines) {
+				strbuf_adds(out, "...\n");
+				break;
+			}
+			strbuf_add(out, text, len);
+			strbuf_addch(out, '\n');
+			taken++;
+		}
+		s += n + (s[n] == '\n');
+	}
+}
+
+/* Append text with every line indented, at most max_lines of it. */
+static void
+add_block(struct strbuf *out, const char *indent, const char *text, size_t max_lines)
+{
+	size_t lines = 0;
+
+	for (const char *s = text; *s; lines++) {
+		size_t n = strcspn(s, "\n");
+
+		if (lines == max_lines) {
+			strbuf_addf(out, "%s[cut: the rest is in the run directory]\n", indent);
+			break;
+		}
+		strbuf_addf(out, "%s%.*s\n", n ? indent : "", (int)n, s);
+		s += n + (s[n] == '\n');
+	}
+}
+
+/*
+ * Fold every line of text (plain already) to REPORT_WIDTH columns: the
+ * rest goes on lines indented two more than the line itself.
+ */
+static void
+fold(struct strbuf *out, const char *text)
+{
+	for (const char *s = text; *s;) {
+		size_t n = strcspn(s, "\n"), col = 0, start = 0, indent = strspn(s, " ");
+
+		if (indent > REPORT_WIDTH / 2)
+			indent = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (((unsigned char)s[i] & 0xc0) == 0x80)
+				continue; /* a UTF-8 continuation byte takes no column */
+			if (col == REPORT_WIDTH) {
+				strbuf_add(out, s + start, i - start);
+				strbuf_addf(out, "\n%*s", (int)indent + 2, "");
+				start = i;
+				col = indent + 2;
+			}
+			col++;
+		}
+		strbuf_add(out, s + start, n - start);
+		strbuf_addch(out, '\n');
+		s += n + (s[n] == '\n');
+	}
+}
+
+/*
+ * A command line, indented by 4, broken at spaces into lines that end
+ * with " \\" so that it can be pasted into a shell as it is.
+ */
+static void
+add_command(struct strbuf *raw, const char *cmd)
+{
+	size_t col = 4, width = REPORT_WIDTH - 2;
+
+	strbuf_adds(raw, "    ");
+	for (const char *s = cmd; *s;) {
+		size_t word = strcspn(s, " ");
+
+		if (col > 4 && col + 1 + word > width) {
+			strbuf_adds(raw, " \\\n      ");
+			col = 6;
+		} else if (col > 4) {
+			strbuf_addch(raw, ' ');
+			col++;
+		}
+		strbuf_add(raw, s, word);
+		col += word;
+		s += word;
+		s += strspn(s, " ");
+	}
+	strbuf_addch(raw, '\n');
+}
+
+static const struct section_result *
+report_section(const struct report_input *in, const struct section_result *sec, size_t *nfail)
+{
+	*nfail = 0;
+	for (size_t t = 0; t < sec->ntests; t++) {
+		const struct test_result *tr = &sec->tests[t];
+
+		if (in->test ? !strcmp(tr->test, in->test) : test_status_failed(tr->status))
+			(*nfail)++;
+	}
+	return *nfail ? sec : NULL;
+}
+
+static const char *
+sec_name(const struct section_result *sec)
+{
+	return sec->config ? sec->config : sec->name ? sec->name : "";
+}
+
+/* The configuration's options, and local.config's settings when it was kept. */
+static void
+add_config(const struct report_input *in, const struct section_result *sec, struct strbuf *raw)
+{
+	char *lc = in->run_dir ? run_dir_file(in->run_dir, sec_name(sec), "local.config") : NULL;
+
+	strbuf_addf(raw, "Configuration %s:\n", *sec_name(sec) ? sec_name(sec) : "(none)");
+	strbuf_addf(raw, "  FSTYP=%s\n", sec->fstyp ? sec->fstyp : "?");
+	strbuf_addf(raw, "  MKFS_OPTIONS=%s\n", sec->mkfs_options ? sec->mkfs_options : "");
+	strbuf_addf(raw, "  MOUNT_OPTIONS=%s\n", sec->mount_options ? sec->mount_options : "");
+	if (lc) {
+		strbuf_adds(raw, "  local.config, as check read it in the test machine:\n");
+		for (const char *s = lc; *s;) {
+			size_t n = strcspn(s, "\n");
+
+			if (n && (*s != '#' || !strncmp(s, "# TEST_DEV was made", 19)))
+				strbuf_addf(raw, "    %.*s\n", (int)n, s);
+			s += n + (s[n] == '\n');
+		}
+	}
+	strbuf_addch(raw, '\n');
+	free(lc);
+}
+
+static void
+add_failure(const struct report_input *in, const struct section_result *sec,
+	    const struct test_result *tr, struct strbuf *raw)
+{
+	const char *cfg = sec_name(sec);
+	char *name = xasprintf("%s.kmsg", tr->test), *klog = NULL, *fallback;
+	struct strbuf bad = STRBUF_INIT;
+	char secs[32];
+
+	strbuf_addf(raw, "%s on %s: %s", tr->test, *cfg ? cfg : "check",
+		    test_status_str(tr->status));
+	if (tr->seconds >= 0)
+		strbuf_addf(raw, " after %s", format_duration(tr->seconds, secs, sizeof(secs)));
+	strbuf_addch(raw, '\n');
+	if (tr->reason)
+		strbuf_addf(raw, "  %s\n", tr->reason);
+	if (tr->detail && *tr->detail) {
+		strbuf_adds(raw, "  What check printed:\n");
+		add_block(raw, "    ", tr->detail, REPORT_DIFF_LINES);
+	}
+	if (in->run_dir) {
+		klog = run_dir_file(in->run_dir, cfg, name);
+		if (!klog) {
+			fallback = xasprintf("%s.dmesg", tr->test);
+			klog = run_dir_file(in->run_dir, cfg, fallback);
+			free(fallback);
+		}
+	}
+	if (klog)
+		klog_first_bad(klog, REPORT_KLOG_LINES, &bad);
+	if (bad.len) {
+		strbuf_adds(raw, "  The kernel log from its first warning:\n");
+		add_block(raw, "    ", bad.buf, SIZE_MAX);
+	}
+	if (tr->hints) {
+		strbuf_adds(raw, "  check's hints:\n");
+		add_block(raw, "    ", tr->hints, REPORT_DIFF_LINES);
+	}
+	strbuf_adds(raw, "  Reproduce it with fswb:\n");
+	if (in->fswb_cmd) {
+		add_command(raw, in->fswb_cmd(in->data, cfg, tr->test));
+	} else {
+		char *cmd = xasprintf("fswb run -c %s %s", *cfg ? cfg : "CONFIG", tr->test);
+
+		add_command(raw, cmd);
+		free(cmd);
+	}
+	strbuf_adds(raw, "  Reproduce it with check by hand, in an fstests tree whose\n"
+			 "  local.config has the settings above (with your own TEST_DEV and\n"
+			 "  SCRATCH_DEV):\n");
+	strbuf_addf(raw, "    ./check %s\n\n", tr->test);
+	strbuf_release(&bad);
+	free(klog);
+	free(name);
+}
+
+enum status
+report_text(const struct report_input *in, struct strbuf *out)
+{
+	const struct run_record *rec = in->rec;
+	struct strbuf raw = STRBUF_INIT, clean = STRBUF_INIT;
+	size_t total = 0;
+
+	for (size_t s = 0; s < rec->nsections; s++) {
+		size_t n;
+
+		report_section(in, &rec->sections[s], &n);
+		total += n;
+	}
+	if (in->test && !total)
+		return error(ERR_NOTFOUND, "run %s has no test '%s'", rec->id ? rec->id : "?",
+			     in->test);
+	strbuf_addf(&raw, "fstests results of run %s\n\n", rec->id ? rec->id : "(imported)");
+	strbuf_addf(&raw, "Kernel:   %s%s%s%s\n", rec->kernel ? rec->kernel : "unknown",
+		    in->kernel ? " (" : "", in->kernel ? in->kernel : "", in->kernel ? ")" : "");
+	strbuf_addf(&raw, "fstests:  %s\n", in->fstests ? in->fstests : "unknown");
+	for (size_t s = 0; s < rec->nsections; s++) {
+		const struct section_result *sec = &rec->sections[s];
+		const struct test_counts *k = &sec->counts;
+		unsigned fails = k->failed + k->crashed + k->hung;
+
+		strbuf_addf(&raw, "%-9s %s: %u tests, %u failed, %u not run, %.0f seconds%s\n",
+			    s ? "" : "Results:", *sec_name(sec) ? sec_name(sec) : "check",
+			    k->passed + fails + k->notrun, fails, k->notrun, k->seconds,
+			    sec->interrupted ? " (interrupted)" : "");
+	}
+	if (rec->error)
+		strbuf_addf(&raw, "Error:    %s\n", rec->error);
+	strbuf_addch(&raw, '\n');
+	if (!total)
+		strbuf_adds(&raw, "No test failed.\n");
+	for (size_t s = 0; s < rec->nsections; s++) {
+		const struct section_result *sec = &rec->sections[s];
+		size_t n;
+
+		if (!report_section(in, sec, &n))
+			continue;
+		add_config(in, sec, &raw);
+		for (size_t t = 0; t < sec->ntests; t++) {
+			const struct test_result *tr = &sec->tests[t];
+
+			if (in->test ? !strcmp(tr->test, in->test) : test_status_failed(tr->status))
+				add_failure(in, sec, tr, &raw);
+		}
+	}
+	/* no blank line at the end */
+	while (raw.len > 1 && raw.buf[raw.len - 1] == '\n' && raw.buf[raw.len - 2] == '\n')
+		strbuf_setlen(&raw, raw.len - 1);
+	text_plain(&clean, raw.buf, raw.len);
+	fold(out, clean.buf);
+	strbuf_release(&clean);
+	strbuf_release(&raw);
+	return OK;
 }

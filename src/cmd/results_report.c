@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `fswb results report RUN [TEST]`: a run's failures as plain text for a
+ * mailing list (fstests/report.h builds it); this file finds what the
+ * record does not hold: how the kernel was got, which fstests, and the
+ * fswb command that reruns a test (from the run's plan.json).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "core/paths.h"
+#include "core/plan.h"
+#include "fstests/history.h"
+#include "fstests/report.h"
+#include "rootfs/appliance.h"
+#include "ui/planutil.h"
+
+struct report_ctx {
+	struct plan plan;
+	bool have_plan;
+	const char *kernel_release;
+	char *cmd;
+};
+
+/* How the plan got its kernel, in words. */
+static char *
+kernel_words(const struct plan *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	switch (p->kernel.kind) {
+	case KERNEL_TREE:
+		strbuf_addf(&sb, "built from the tree %s%s", p->kernel.spec ? p->kernel.spec : "?",
+			    p->kernel.own_config ? " with its own .config" : "");
+		break;
+	case KERNEL_IMAGE:
+		strbuf_addf(&sb, "the image %s", p->kernel.spec ? p->kernel.spec : "?");
+		break;
+	default:
+		strbuf_adds(&sb, "an installed kernel");
+		break;
+	}
+	if (p->kernel.debug.n) {
+		char *d = strvec_join(&p->kernel.debug, ", ");
+
+		strbuf_addf(&sb, "; debug: %s", d);
+		free(d);
+	}
+	if (p->kernel.arch && strcmp(p->kernel.arch, "x86_64"))
+		strbuf_addf(&sb, "; %s", p->kernel.arch);
+	return strbuf_detach(&sb);
+}
+
+/* The appliance id events.jsonl says the run reused ("reusing ID"), or NULL. */
+static char *
+reused_appliance(const char *run_dir)
+{
+	char *path = path_join(run_dir, "events.jsonl"), *id = NULL;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	char line[16384];
+
+	for (unsigned n = 0; f && !id && n < 2000 && fgets(line, sizeof(line), f); n++) {
+		const char *p = strstr(line, "\"detail\":\"reusing ");
+
+		if (p && strstr(line, "\"stage\":\"appliance\"")) {
+			p += strlen("\"detail\":\"reusing ");
+			id = xstrndup(p, strspn(p, "0123456789abcdef"));
+		}
+	}
+	if (f)
+		fclose(f);
+	else if (fd >= 0)
+		close(fd);
+	free(path);
+	return id;
+}
+
+/* Which fstests: the plan's source, and the revision of the appliance it ran in. */
+static char *
+fstests_words(const struct report_ctx *c, const char *run_dir)
+{
+	const char *src =
+		c->have_plan && c->plan.fstests_src ? c->plan.fstests_src : APPLIANCE_FSTESTS_URL;
+	char *id = reused_appliance(run_dir), *words;
+	struct appliance *v = NULL;
+	size_t n = 0;
+	const char *rev = NULL;
+
+	if (id && appliance_list(&v, &n) == OK) {
+		for (size_t i = 0; i < n && !rev; i++)
+			if (!strcmp(v[i].id, id))
+				rev = v[i].fstests_rev;
+	}
+	error_clear();
+	words = xasprintf("%s%s%s%s%s%s", src, id || rev ? " (" : "", rev ? "revision " : "",
+			  rev ? rev : "", id && !rev ? "appliance " : "", id && !rev ? id : "");
+	if (id || rev) {
+		char *w = xasprintf("%s)", words);
+
+		free(words);
+		words = w;
+	}
+	appliance_list_free(v, n);
+	free(id);
+	return words;
+}
+
+static const char *
+fswb_cmd(void *data, const char *config, const char *test)
+{
+	struct report_ctx *c = data;
+	struct strbuf sb = STRBUF_INIT;
+	struct plan p;
+
+	plan_init(&p);
+	if (c->have_plan) {
+		p.kernel.kind = c->plan.kernel.kind;
+		p.kernel.spec = c->plan.kernel.spec ? xstrdup(c->plan.kernel.spec) : NULL;
+		p.kernel.own_config = c->plan.kernel.own_config;
+		strvec_copy(&p.kernel.debug, &c->plan.kernel.debug);
+		if (c->plan.fstests_src)
+			p.fstests_src = xstrdup(c->plan.fstests_src);
+	}
+	/* pin the kernel the run had when it took the default one */
+	if (p.kernel.kind == KERNEL_AUTO && c->kernel_release) {
+		p.kernel.kind = KERNEL_INSTALLED;
+		free(p.kernel.spec);
+		p.kernel.spec = xstrdup(c->kernel_release);
+	}
+	if (*config)
+		strvec_push(&p.configs, config);
+	strvec_push(&p.tests.tests, test);
+	plan_defaults(&p);
+	free(p.tests.preset);
+	p.tests.preset = NULL;
+	plan_cmdline(&p, &sb);
+	plan_release(&p);
+	free(c->cmd);
+	c->cmd = strbuf_detach(&sb);
+	return c->cmd;
+}
+
+static const char report_usage[] =
+	"usage: fswb results report RUN [TEST] [-o FILE]\n"
+	"A run's failures (or one test) as plain text for a mailing list: the kernel\n"
+	"and fstests, the configuration with its mkfs and mount options, each\n"
+	"failure's diff and first kernel warning, and the commands that reproduce\n"
+	"it with fswb and with check. RUN: an id, last, last~N.\n";
+
+int
+results_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report_ctx ctx = { 0 };
+	struct report_input in = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	const char *output = NULL;
+	struct run_record rec;
+	char *id, *dir, *plan_path, *kwords = NULL, *fwords;
+	int ch, code = 0;
+
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			return 0;
+		default:
+			cmd_bad_option("results report", argv[optind - 1], opts);
+		}
+	}
+	if (argc - optind < 1 || argc - optind > 2) {
+		fputs(report_usage, stderr);
+		return 2;
+	}
+	if (history_resolve(argv[optind], &id) != OK || history_load(id, &rec) != OK)
+		die("fswb results report: %s", error_msg());
+	dir = history_run_dir(id);
+	plan_path = path_join(dir, "plan.json");
+	ctx.have_plan = plan_load(plan_path, &ctx.plan) == OK;
+	error_clear();
+	ctx.kernel_release = rec.kernel;
+	if (ctx.have_plan)
+		kwords = kernel_words(&ctx.plan);
+	fwords = fstests_words(&ctx, dir);
+	in.rec = &rec;
+	in.run_dir = dir;
+	in.test = argc - optind == 2 ? argv[optind + 1] : NULL;
+	in.kernel = kwords;
+	in.fstests = fwords;
+	in.fswb_cmd = fswb_cmd;
+	in.data = &ctx;
+	if (report_text(&in, &sb) != OK)
+		code = cmd_fail("results report");
+	else if (output && write_file_atomic(output, sb.buf, sb.len, 0644) != OK)
+		code = cmd_fail("results report");
+	else if (output)
+		printf("Wrote the report of run %s to %s\n", id, output);
+	else
+		fwrite(sb.buf, 1, sb.len, stdout);
+	strbuf_release(&sb);
+	if (ctx.have_plan)
+		plan_release(&ctx.plan);
+	free(ctx.cmd);
+	free(kwords);
+	free(fwords);
+	free(plan_path);
+	free(dir);
+	free(id);
+	run_record_release(&rec);
+	return code;
+}
