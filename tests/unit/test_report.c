@@ -29,7 +29,7 @@ build_run(struct run_record *rec, char **dir)
 	s->mkfs_options = xstrdup("-b 4096");
 	s->mount_options = xstrdup("-o acl,user_xattr");
 	section_add_test(s, "generic/001", TS_PASS, 3, 0, NULL, NULL, NULL);
-	t = section_add_test(
+	section_add_test(
 		s, "generic/006", TS_FAIL, 6, 0,
 		"- output mismatch (see /opt/fstests/results//generic/006.out.bad)",
 		"--- tests/generic/006.out\n+++ /opt/fstests/results//generic/006.out.bad\n"
