@@ -22,12 +22,13 @@ int cmd_results(int argc, char **argv);
 /*
  * The subcommands of `fswb results` (argv[0] is "compare", "baseline"...):
  * results_compare.c has compare, baseline and flaky; results_report.c
- * report; results_html.c html.
+ * report and html.
  */
 int results_compare(int argc, char **argv);
 int results_baseline(int argc, char **argv);
 int results_flaky(int argc, char **argv);
 int results_report(int argc, char **argv);
+int results_html(int argc, char **argv);
 /* Print JSON text (free()d) with a final newline. */
 void print_json_text(char *text);
 

@@ -24,16 +24,16 @@ static const char results_usage[] =
 	"       fswb results baseline set|list|rm  the runs later runs are compared with\n"
 	"       fswb results flaky [RUN]           tests that passed and failed lately\n"
 	"       fswb results report RUN [TEST]     a failure report for a mailing list\n"
+	"       fswb results html RUN -o FILE      the run as one HTML page\n"
 	"RUN is a run's id, last, or last~N (the Nth before the last).\n";
 
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } subcommands[] = {
-	{ "compare", results_compare },
-	{ "baseline", results_baseline },
-	{ "flaky", results_flaky },
-	{ "report", results_report },
+	{ "compare", results_compare }, { "baseline", results_baseline },
+	{ "flaky", results_flaky },	{ "report", results_report },
+	{ "html", results_html },
 };
 
 static const char *

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `fswb results report RUN [TEST]`: a run's failures as plain text for a
- * mailing list (fstests/report.h builds it); this file finds what the
- * record does not hold: how the kernel was got, which fstests, and the
+ * mailing list (fstests/report.h builds it), and `fswb results html RUN`:
+ * the run as a page (fstests/html.h); this file finds what the record
+ * does not hold: how the kernel was got, which fstests, and the
  * fswb command that reruns a test (from the run's plan.json).
  */
 #include <fcntl.h>
@@ -14,7 +15,9 @@
 #include "cmd/cmd.h"
 #include "core/paths.h"
 #include "core/plan.h"
+#include "fstests/baseline.h"
 #include "fstests/history.h"
+#include "fstests/html.h"
 #include "fstests/report.h"
 #include "rootfs/appliance.h"
 #include "ui/planutil.h"
@@ -145,6 +148,67 @@ fswb_cmd(void *data, const char *config, const char *test)
 	return c->cmd;
 }
 
+/* What report and html share: the run, its directory, and the words about it. */
+struct run_words {
+	struct report_ctx ctx;
+	struct report_input in;
+	struct run_record rec;
+	char *id, *dir, *kernel, *fstests;
+};
+
+static void
+run_words_load(const char *cmd, const char *spec, struct run_words *w)
+{
+	char *plan_path;
+
+	memset(w, 0, sizeof(*w));
+	if (history_resolve(spec, &w->id) != OK || history_load(w->id, &w->rec) != OK)
+		die("fswb results %s: %s", cmd, error_msg());
+	w->dir = history_run_dir(w->id);
+	plan_path = path_join(w->dir, "plan.json");
+	w->ctx.have_plan = plan_load(plan_path, &w->ctx.plan) == OK;
+	error_clear();
+	free(plan_path);
+	w->ctx.kernel_release = w->rec.kernel;
+	if (w->ctx.have_plan)
+		w->kernel = kernel_words(&w->ctx.plan);
+	w->fstests = fstests_words(&w->ctx, w->dir);
+	w->in.rec = &w->rec;
+	w->in.run_dir = w->dir;
+	w->in.kernel = w->kernel;
+	w->in.fstests = w->fstests;
+	w->in.fswb_cmd = fswb_cmd;
+	w->in.data = &w->ctx;
+}
+
+static void
+run_words_release(struct run_words *w)
+{
+	if (w->ctx.have_plan)
+		plan_release(&w->ctx.plan);
+	free(w->ctx.cmd);
+	free(w->kernel);
+	free(w->fstests);
+	free(w->dir);
+	free(w->id);
+	run_record_release(&w->rec);
+}
+
+/* Write text to output (a message says so), or print it. */
+static int
+emit(const char *cmd, const char *what, const struct run_words *w, const struct strbuf *sb,
+     const char *output)
+{
+	if (!output) {
+		fwrite(sb->buf, 1, sb->len, stdout);
+		return 0;
+	}
+	if (write_file_atomic(output, sb->buf, sb->len, 0644) != OK)
+		return cmd_fail(cmd);
+	printf("Wrote %s of run %s to %s\n", what, w->id, output);
+	return 0;
+}
+
 static const char report_usage[] =
 	"usage: fswb results report RUN [TEST] [-o FILE]\n"
 	"A run's failures (or one test) as plain text for a mailing list: the kernel\n"
@@ -152,21 +216,27 @@ static const char report_usage[] =
 	"failure's diff and first kernel warning, and the commands that reproduce\n"
 	"it with fswb and with check. RUN: an id, last, last~N.\n";
 
-int
-results_report(int argc, char **argv)
+static const char html_usage[] =
+	"usage: fswb results html RUN -o FILE\n"
+	"The run as one self-contained HTML page (no network, no scripts): summary,\n"
+	"each configuration's tests with status and time, a chart of the longest\n"
+	"tests, what changed against the baseline, and each failure's diff, .full\n"
+	"and kernel log (folded), with the commands that reproduce it.\n";
+
+/* report and html: RUN [TEST] -o FILE. */
+static int
+report_or_html(const char *cmd, const char *usage, bool html, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_ctx ctx = { 0 };
-	struct report_input in = { 0 };
 	struct strbuf sb = STRBUF_INIT;
 	const char *output = NULL;
-	struct run_record rec;
-	char *id, *dir, *plan_path, *kwords = NULL, *fwords;
-	int ch, code = 0;
+	struct regressions reg;
+	struct run_words w;
+	int ch, code = 0, max_args = html ? 1 : 2;
 
 	opterr = 0;
 	optind = 1;
@@ -176,50 +246,42 @@ results_report(int argc, char **argv)
 			output = optarg;
 			break;
 		case 'h':
-			fputs(report_usage, stdout);
+			fputs(usage, stdout);
 			return 0;
 		default:
-			cmd_bad_option("results report", argv[optind - 1], opts);
+			cmd_bad_option(cmd, argv[optind - 1], opts);
 		}
 	}
-	if (argc - optind < 1 || argc - optind > 2) {
-		fputs(report_usage, stderr);
+	if (argc - optind < 1 || argc - optind > max_args || (html && !output)) {
+		fputs(usage, stderr);
 		return 2;
 	}
-	if (history_resolve(argv[optind], &id) != OK || history_load(id, &rec) != OK)
-		die("fswb results report: %s", error_msg());
-	dir = history_run_dir(id);
-	plan_path = path_join(dir, "plan.json");
-	ctx.have_plan = plan_load(plan_path, &ctx.plan) == OK;
-	error_clear();
-	ctx.kernel_release = rec.kernel;
-	if (ctx.have_plan)
-		kwords = kernel_words(&ctx.plan);
-	fwords = fstests_words(&ctx, dir);
-	in.rec = &rec;
-	in.run_dir = dir;
-	in.test = argc - optind == 2 ? argv[optind + 1] : NULL;
-	in.kernel = kwords;
-	in.fstests = fwords;
-	in.fswb_cmd = fswb_cmd;
-	in.data = &ctx;
-	if (report_text(&in, &sb) != OK)
-		code = cmd_fail("results report");
-	else if (output && write_file_atomic(output, sb.buf, sb.len, 0644) != OK)
-		code = cmd_fail("results report");
-	else if (output)
-		printf("Wrote the report of run %s to %s\n", id, output);
-	else
-		fwrite(sb.buf, 1, sb.len, stdout);
+	run_words_load(html ? "html" : "report", argv[optind], &w);
+	if (html) {
+		if (regressions_find(&w.rec, &reg) != OK)
+			fprintf(stderr, "fswb: warning: %s\n", error_msg());
+		w.in.reg = &reg;
+		run_html(&w.in, &sb);
+		regressions_release(&reg);
+		code = emit(cmd, "the page", &w, &sb, output);
+	} else {
+		w.in.test = argc - optind == 2 ? argv[optind + 1] : NULL;
+		code = report_text(&w.in, &sb) == OK ? emit(cmd, "the report", &w, &sb, output)
+						     : cmd_fail(cmd);
+	}
 	strbuf_release(&sb);
-	if (ctx.have_plan)
-		plan_release(&ctx.plan);
-	free(ctx.cmd);
-	free(kwords);
-	free(fwords);
-	free(plan_path);
-	free(dir);
-	free(id);
-	run_record_release(&rec);
+	run_words_release(&w);
 	return code;
+}
+
+int
+results_report(int argc, char **argv)
+{
+	return report_or_html("results report", report_usage, false, argc, argv);
+}
+
+int
+results_html(int argc, char **argv)
+{
+	return report_or_html("results html", html_usage, true, argc, argv);
 }

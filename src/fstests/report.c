@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fstests/compare.h"
+#include "fstests/history.h"
 #include "fstests/kmsg.h"
 
 void
@@ -211,6 +212,14 @@ add_command(struct strbuf *raw, const char *cmd)
 	strbuf_addch(raw, '\n');
 }
 
+char *
+report_fswb_command(const struct report_input *in, const char *config, const char *test)
+{
+	if (in->fswb_cmd)
+		return xstrdup(in->fswb_cmd(in->data, config, test));
+	return xasprintf("fswb run -c %s %s", *config ? config : "CONFIG", test);
+}
+
 static const struct section_result *
 report_section(const struct report_input *in, const struct section_result *sec, size_t *nfail)
 {
@@ -224,19 +233,20 @@ report_section(const struct report_input *in, const struct section_result *sec, 
 	return *nfail ? sec : NULL;
 }
 
-static const char *
-sec_name(const struct section_result *sec)
+const char *
+report_config_name(const struct section_result *sec)
 {
-	return sec->config ? sec->config : sec->name ? sec->name : "";
+	return *section_config_name(sec) ? section_config_name(sec) : "check";
 }
 
 /* The configuration's options, and local.config's settings when it was kept. */
 static void
 add_config(const struct report_input *in, const struct section_result *sec, struct strbuf *raw)
 {
-	char *lc = in->run_dir ? run_dir_file(in->run_dir, sec_name(sec), "local.config") : NULL;
+	char *lc = in->run_dir ? run_dir_file(in->run_dir, section_config_name(sec), "local.config")
+			       : NULL;
 
-	strbuf_addf(raw, "Configuration %s:\n", *sec_name(sec) ? sec_name(sec) : "(none)");
+	strbuf_addf(raw, "Configuration %s:\n", report_config_name(sec));
 	strbuf_addf(raw, "  FSTYP=%s\n", sec->fstyp ? sec->fstyp : "?");
 	strbuf_addf(raw, "  MKFS_OPTIONS=%s\n", sec->mkfs_options ? sec->mkfs_options : "");
 	strbuf_addf(raw, "  MOUNT_OPTIONS=%s\n", sec->mount_options ? sec->mount_options : "");
@@ -258,8 +268,8 @@ static void
 add_failure(const struct report_input *in, const struct section_result *sec,
 	    const struct test_result *tr, struct strbuf *raw)
 {
-	const char *cfg = sec_name(sec);
-	char *name = xasprintf("%s.kmsg", tr->test), *klog = NULL, *fallback;
+	const char *cfg = section_config_name(sec);
+	char *name = xasprintf("%s.kmsg", tr->test), *klog = NULL, *fallback, *cmd;
 	struct strbuf bad = STRBUF_INIT;
 	char secs[32];
 
@@ -293,14 +303,9 @@ add_failure(const struct report_input *in, const struct section_result *sec,
 		add_block(raw, "    ", tr->hints, REPORT_DIFF_LINES);
 	}
 	strbuf_adds(raw, "  Reproduce it with fswb:\n");
-	if (in->fswb_cmd) {
-		add_command(raw, in->fswb_cmd(in->data, cfg, tr->test));
-	} else {
-		char *cmd = xasprintf("fswb run -c %s %s", *cfg ? cfg : "CONFIG", tr->test);
-
-		add_command(raw, cmd);
-		free(cmd);
-	}
+	cmd = report_fswb_command(in, cfg, tr->test);
+	add_command(raw, cmd);
+	free(cmd);
 	strbuf_adds(raw, "  Reproduce it with check by hand, in an fstests tree whose\n"
 			 "  local.config has the settings above (with your own TEST_DEV and\n"
 			 "  SCRATCH_DEV):\n");
@@ -336,7 +341,7 @@ report_text(const struct report_input *in, struct strbuf *out)
 		unsigned fails = k->failed + k->crashed + k->hung;
 
 		strbuf_addf(&raw, "%-9s %s: %u tests, %u failed, %u not run, %.0f seconds%s\n",
-			    s ? "" : "Results:", *sec_name(sec) ? sec_name(sec) : "check",
+			    s ? "" : "Results:", report_config_name(sec),
 			    k->passed + fails + k->notrun, fails, k->notrun, k->seconds,
 			    sec->interrupted ? " (interrupted)" : "");
 	}

@@ -13,6 +13,8 @@
 #include "core/util.h"
 #include "fstests/results.h"
 
+struct regressions;
+
 #define REPORT_WIDTH	  78	     /* columns of a report line at most */
 #define REPORT_DIFF_LINES 60	     /* lines of a failure's diff */
 #define REPORT_KLOG_LINES 20	     /* lines of kernel log from the first warning */
@@ -52,7 +54,13 @@ struct report_input {
 	/* the fswb command that reruns a test, without it: "fswb run -c ext4/4k" */
 	const char *(*fswb_cmd)(void *data, const char *config, const char *test);
 	void *data;
+	const struct regressions *reg; /* against the baseline (the HTML page shows it) */
 };
+
+/* The fswb command that reruns test on config (in->fswb_cmd, else a plain one). free() it. */
+char *report_fswb_command(const struct report_input *in, const char *config, const char *test);
+/* The configuration's name as reports show it ("check" when it has none). */
+const char *report_config_name(const struct section_result *sec);
 
 /*
  * The report: a header (kernel release and how it was built, fstests, the
