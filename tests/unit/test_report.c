@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/paths.h"
+#include "fstests/html.h"
 #include "fstests/report.h"
 
 static void
@@ -206,6 +207,73 @@ test_klog_first_bad(void **state)
 	strbuf_release(&sb);
 }
 
+static size_t
+count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void
+test_html(void **state)
+{
+	struct run_record rec;
+	struct report_input in = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	char *dir, *p;
+
+	build_run(&rec, &dir);
+	p = path_join(dir, "results/ext4-4k/generic/006.full");
+	test_write(p, "mkfs output </pre><script>alert(1)</script>\n");
+	free(p);
+	/* a name from the test machine that tries to break out of the page */
+	section_add_test(&rec.sections[0], "generic/<img src=x onerror=alert(2)>", TS_NOTRUN, -1, 0,
+			 "needs \"quotes\" & 'apostrophes'", NULL, NULL);
+	run_record_recount(&rec);
+	in.rec = &rec;
+	in.run_dir = dir;
+	in.fswb_cmd = fswb_cmd;
+	run_html(&in, &sb);
+	assert_true(str_startswith(sb.buf, "<!DOCTYPE html>\n<html lang=\"en\">"));
+	assert_true(str_endswith(sb.buf, "</html>\n"));
+	assert_non_null(strstr(sb.buf, "<meta name=\"viewport\""));
+	/* nothing from elsewhere: no script, no link, no url() */
+	assert_null(strstr(sb.buf, "<script"));
+	assert_null(strstr(sb.buf, "<link"));
+	assert_null(strstr(sb.buf, "url("));
+	assert_null(strstr(sb.buf, "<img"));
+	assert_null(strstr(sb.buf, "\x1b"));
+	assert_non_null(strstr(sb.buf, "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
+	assert_non_null(strstr(sb.buf, "generic/&lt;img src=x onerror=alert(2)&gt;"));
+	assert_non_null(strstr(sb.buf, "needs &quot;quotes&quot; &amp; &#39;apostrophes&#39;"));
+	/* the sections, two failures each with its diff/.full/kmsg folded */
+	{
+		static const char *const ids[] = { "summary", "configs", "durations", "baseline",
+						   "failures" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+			char *attr = xasprintf("id=\"%s\"", ids[i]);
+
+			assert_int_equal(count(sb.buf, attr), 1);
+			free(attr);
+		}
+	}
+	assert_int_equal(count(sb.buf, "<article class=\"failure\""), 2);
+	assert_non_null(strstr(sb.buf, "id=\"fail-ext4-4k-generic-006\""));
+	assert_non_null(strstr(sb.buf, "href=\"#fail-ext4-4k-generic-008\""));
+	assert_int_equal(count(sb.buf, "<details"), 3); /* 006: diff, .full; 008: kmsg */
+	assert_null(strstr(sb.buf, "<details open"));
+	assert_int_equal(count(sb.buf, "<rect "), 3); /* the tests with a time */
+	assert_non_null(strstr(sb.buf, "No baseline for this kernel"));
+	assert_int_equal(count(sb.buf, "<pre class=\"reproduce\">"), 4);
+	strbuf_release(&sb);
+	run_record_release(&rec);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -213,6 +281,7 @@ main(void)
 		cmocka_unit_test(test_report_text),
 		cmocka_unit_test(test_run_dir_file),
 		cmocka_unit_test(test_klog_first_bad),
+		cmocka_unit_test(test_html),
 	};
 
 	return cmocka_run_group_tests_name("report", tests, test_setup_hermetic,
