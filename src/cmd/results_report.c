@@ -164,6 +164,8 @@ run_words_load(const char *cmd, const char *spec, struct run_words *w)
 	memset(w, 0, sizeof(*w));
 	if (history_resolve(spec, &w->id) != OK || history_load(w->id, &w->rec) != OK)
 		die("fswb results %s: %s", cmd, error_msg());
+	if (!w->rec.id) /* an imported record kept as a run */
+		w->rec.id = xstrdup(w->id);
 	w->dir = history_run_dir(w->id);
 	plan_path = path_join(w->dir, "plan.json");
 	w->ctx.have_plan = plan_load(plan_path, &w->ctx.plan) == OK;

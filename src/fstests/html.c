@@ -30,8 +30,8 @@ static const char style[] =
 	"details{margin:.4em 0}summary{cursor:pointer;font-weight:600}"
 	"pre{background:#f1f1f1;padding:.6em;overflow-x:auto;font:13px/1.35 monospace;"
 	"margin:.3em 0;white-space:pre}"
-	"svg{width:100%;height:auto;display:block;max-width:60em}"
-	"svg text{font:11px sans-serif;fill:#1b1b1b}"
+	"svg{width:100%;height:auto;display:block;max-width:40em;min-width:420px}"
+	"svg text{font:12px sans-serif;fill:#1b1b1b}"
 	"p.note{color:#555}";
 
 void
@@ -192,7 +192,7 @@ add_chart(const struct report_input *in, struct strbuf *out)
 	struct bar *bars = NULL;
 	size_t n = 0, alloc = 0;
 	double max = 0;
-	const int row = 18, label = 230, width = 720;
+	const int row = 18, label = 170, width = 480;
 
 	for (size_t s = 0; s < rec->nsections; s++)
 		for (size_t t = 0; t < rec->sections[s].ntests; t++) {
@@ -214,7 +214,8 @@ add_chart(const struct report_input *in, struct strbuf *out)
 		n = HTML_CHART_TESTS;
 	max = bars[0].seconds;
 	strbuf_addf(out,
-		    "<svg viewBox=\"0 0 %d %zu\" role=\"img\" aria-label=\"the longest tests\">\n",
+		    "<div class=\"scroll\"><svg viewBox=\"0 0 %d %zu\" role=\"img\" "
+		    "aria-label=\"the longest tests\">\n",
 		    width, n * (size_t)row + 4);
 	for (size_t i = 0; i < n; i++) {
 		double w = (width - label - 60) * bars[i].seconds / max;
@@ -234,7 +235,7 @@ add_chart(const struct report_input *in, struct strbuf *out)
 		add_seconds(out, bars[i].seconds);
 		strbuf_adds(out, "</text>\n");
 	}
-	strbuf_adds(out, "</svg>\n</section>\n");
+	strbuf_adds(out, "</svg></div>\n</section>\n");
 	free(bars);
 }
 
@@ -258,7 +259,7 @@ add_baseline(const struct report_input *in, struct strbuf *out)
 		strbuf_adds(out, "</li>\n");
 	}
 	strbuf_addf(out,
-		    "</ul>\n<p>%zu regressions, %zu expected failures, %zu fixed.</p>\n"
+		    "</ul>\n<p>Regressions: %zu; expected failures: %zu; fixed: %zu.</p>\n"
 		    "<div class=\"scroll\"><table class=\"compare\">\n<tr><th>change</th>"
 		    "<th>config</th><th>test</th><th>baseline</th><th>now</th><th>first seen</th>"
 		    "</tr>\n",
