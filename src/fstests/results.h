@@ -47,6 +47,10 @@
  *	                         "kmsg": "..." } }   each may be absent
  *	      ] } ] }
  *
+ * `fswb run` adds "baseline" after the run when a baseline matches it: its
+ * regressions and expected failures (fstests/baseline.h has the schema).
+ * This file's reader ignores it and the writer does not write it.
+ *
  * Reading checks types and names the field in its message
  * ("run.json: sections[0].tests[3].status: unknown status 'passed'"); fields
  * it does not know are ignored; counts are recomputed from the tests.
