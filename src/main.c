@@ -79,6 +79,8 @@ static const char usage_text[] =
 	"it\n"
 	"      --stop-on-crash       a crashed or hung guest ends its configuration (default:\n"
 	"                            a new guest runs the remaining tests)\n"
+	"      --rerun-failures N    run a failed test N times more (check -L N) and\n"
+	"                            count how often it passed\n"
 	"      --fail-on WHAT        (run) exit 1 for 'failures' (default) or only for\n"
 	"                            'regressions': failures the baseline does not have\n"
 	"                            (fswb results baseline set RUN)\n"
@@ -370,10 +372,9 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 				die("--fail-on: '%s' is not 'failures' or 'regressions'", optarg);
 			break;
 		case OPT_RERUN_FAILURES:
-			die("--rerun-failures is not there yet: fswb cannot rerun a failed test in "
-			    "the same guest; run it again with 'fswb run TEST', or see how often "
-			    "it "
-			    "failed lately with 'fswb results flaky'");
+			plan->rerun_failures =
+				parse_count("rerun-failures", optarg, PLAN_RERUN_MAX);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);

@@ -75,6 +75,13 @@ print_failures(const struct section_result *s)
 		header = true;
 		printf("  %s  %s%s%s\n", t->test, test_status_str(t->status), t->reason ? ": " : "",
 		       t->reason ? t->reason : "");
+		if (t->niterations > 1) {
+			unsigned passed, failed;
+
+			test_result_run_counts(t, &passed, &failed);
+			printf("      ran %zu times: %u passed, %u failed\n", t->niterations,
+			       passed, failed);
+		}
 		if (t->out_bad)
 			printf("      %s\n", t->out_bad);
 		if (t->full)

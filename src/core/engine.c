@@ -615,6 +615,10 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 		for (size_t i = 0; i < set->env.n; i++)
 			strvec_push(env, set->env.v[i]);
 	}
+	if (e->plan.rerun_failures) { /* check -L N */
+		strvec_push(out, "-L");
+		strvec_pushf(out, "%u", e->plan.rerun_failures);
+	}
 	for (size_t i = 0; i < t->groups.n; i++)
 		strvec_pushv(out, (const char *const[]){ "-g", t->groups.v[i], NULL });
 	for (size_t i = 0; i < t->xgroups.n; i++)

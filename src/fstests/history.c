@@ -206,10 +206,11 @@ flaky_add(struct flaky *f, const struct run_record *rec, const char *config)
 			continue;
 		for (size_t t = 0; t < sec->ntests; t++) {
 			const struct test_result *tr = &sec->tests[t];
-			bool fail = test_status_failed(tr->status);
+			unsigned passed, failed;
 			struct flaky_entry *e;
 
-			if (!fail && tr->status != TS_PASS)
+			test_result_run_counts(tr, &passed, &failed);
+			if (!passed && !failed)
 				continue;
 			e = flaky_get(f, cfg, tr->test);
 			if (!e) {
@@ -219,13 +220,9 @@ flaky_add(struct flaky *f, const struct run_record *rec, const char *config)
 				e->test = xstrdup(tr->test);
 				e->passed = e->failed = 0;
 			}
-			/* check -L: the reruns of a failure passed unless it failed each time */
-			if (fail) {
-				e->failed++;
-				e->passed += tr->reruns;
-			} else {
-				e->passed++;
-			}
+			/* check -L: a failure that passed when run again is flaky in one run */
+			e->passed += passed;
+			e->failed += failed;
 		}
 	}
 }

@@ -335,6 +335,16 @@ add_failures(const struct report_input *in, struct strbuf *out)
 				esc(out, tr->reason);
 				strbuf_adds(out, "</p>\n");
 			}
+			if (tr->niterations > 1) {
+				unsigned passed, failed;
+
+				test_result_run_counts(tr, &passed, &failed);
+				strbuf_addf(
+					out,
+					"<p class=\"iterations\">It ran %zu times: %u passed, %u "
+					"failed.</p>\n",
+					tr->niterations, passed, failed);
+			}
 			if (tr->detail && *tr->detail) {
 				strbuf_adds(out,
 					    "<details class=\"diff\"><summary>What check printed "

@@ -280,6 +280,13 @@ add_failure(const struct report_input *in, const struct section_result *sec,
 	strbuf_addch(raw, '\n');
 	if (tr->reason)
 		strbuf_addf(raw, "  %s\n", tr->reason);
+	if (tr->niterations > 1) {
+		unsigned passed, failed;
+
+		test_result_run_counts(tr, &passed, &failed);
+		strbuf_addf(raw, "  It ran %zu times: %u passed, %u failed.\n", tr->niterations,
+			    passed, failed);
+	}
 	if (tr->detail && *tr->detail) {
 		strbuf_adds(raw, "  What check printed:\n");
 		add_block(raw, "    ", tr->detail, REPORT_DIFF_LINES);
