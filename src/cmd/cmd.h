@@ -21,14 +21,15 @@ int cmd_doctor(int argc, char **argv);
 int cmd_results(int argc, char **argv);
 /*
  * The subcommands of `fswb results` (argv[0] is "compare", "baseline"...):
- * results_compare.c has compare, baseline and flaky; results_report.c
- * report and html.
+ * results_import.c has import; results_compare.c compare, baseline and
+ * flaky; results_report.c report and html.
  */
-int results_compare(int argc, char **argv);
-int results_baseline(int argc, char **argv);
-int results_flaky(int argc, char **argv);
-int results_report(int argc, char **argv);
-int results_html(int argc, char **argv);
+int cmd_results_import(int argc, char **argv);
+int cmd_results_compare(int argc, char **argv);
+int cmd_results_baseline(int argc, char **argv);
+int cmd_results_flaky(int argc, char **argv);
+int cmd_results_report(int argc, char **argv);
+int cmd_results_html(int argc, char **argv);
 /* Print JSON text (free()d) with a final newline. */
 void print_json_text(char *text);
 

@@ -19,7 +19,9 @@
 static const char results_usage[] =
 	"usage: fswb results [--json]              list the runs\n"
 	"       fswb results show RUN [--json]     a run's summary (--json: its run.json)\n"
-	"       fswb results import PATH [--json]  read a results directory or check's stdout\n"
+	"       fswb results import PATH [--keep] [--json]  read results from elsewhere\n"
+	"                                          (check's, xfstests-bld's, a tarball);\n"
+	"                                          --keep: into the history\n"
 	"       fswb results compare A B           what changed from run A to run B\n"
 	"       fswb results baseline set|list|rm  the runs later runs are compared with\n"
 	"       fswb results flaky [RUN]           tests that passed and failed lately\n"
@@ -31,9 +33,9 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } subcommands[] = {
-	{ "compare", results_compare }, { "baseline", results_baseline },
-	{ "flaky", results_flaky },	{ "report", results_report },
-	{ "html", results_html },
+	{ "import", cmd_results_import },     { "compare", cmd_results_compare },
+	{ "baseline", cmd_results_baseline }, { "flaky", cmd_results_flaky },
+	{ "report", cmd_results_report },     { "html", cmd_results_html },
 };
 
 static const char *
@@ -269,21 +271,6 @@ show_run(const char *spec, bool json)
 	return code;
 }
 
-static int
-import_results(const char *path, bool json)
-{
-	struct run_record rec;
-
-	if (results_import(path, &rec) != OK)
-		return cmd_fail("results import");
-	if (json)
-		print_json_text(run_record_to_json(&rec));
-	else
-		print_run_summary(&rec);
-	run_record_release(&rec);
-	return 0;
-}
-
 int
 cmd_results(int argc, char **argv)
 {
@@ -318,8 +305,6 @@ cmd_results(int argc, char **argv)
 		return list_runs(json);
 	if (!strcmp(argv[0], "show") && argc == 2)
 		return show_run(argv[1], json);
-	if (!strcmp(argv[0], "import") && argc == 2)
-		return import_results(argv[1], json);
 	fputs(results_usage, stderr);
 	return 2;
 }

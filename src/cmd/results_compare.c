@@ -64,7 +64,7 @@ static const char compare_usage[] =
 	"Exit status: 1 when B has new failures, else 0.\n";
 
 int
-results_compare(int argc, char **argv)
+cmd_results_compare(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -249,7 +249,7 @@ baseline_rm(const char *what, const char *config)
 }
 
 int
-results_baseline(int argc, char **argv)
+cmd_results_baseline(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, OPT_CONFIG },
@@ -298,7 +298,7 @@ static const char flaky_usage[] =
 	"how often they failed.\n";
 
 int
-results_flaky(int argc, char **argv)
+cmd_results_flaky(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "runs", required_argument, NULL, OPT_RUNS },

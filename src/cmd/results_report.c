@@ -83,31 +83,34 @@ reused_appliance(const char *run_dir)
 	return id;
 }
 
-/* Which fstests: the plan's source, and the revision of the appliance it ran in. */
+/*
+ * Which fstests: the plan's source, and the revision of the appliance it
+ * ran in. NULL for a run without a plan (imported): nothing says.
+ */
 static char *
 fstests_words(const struct report_ctx *c, const char *run_dir)
 {
-	const char *src =
-		c->have_plan && c->plan.fstests_src ? c->plan.fstests_src : APPLIANCE_FSTESTS_URL;
-	char *id = reused_appliance(run_dir), *words;
+	const char *src = c->plan.fstests_src ? c->plan.fstests_src : APPLIANCE_FSTESTS_URL;
+	char *id, *words;
 	struct appliance *v = NULL;
-	size_t n = 0;
 	const char *rev = NULL;
+	size_t n = 0;
 
+	if (!c->have_plan)
+		return NULL;
+	id = reused_appliance(run_dir);
 	if (id && appliance_list(&v, &n) == OK) {
 		for (size_t i = 0; i < n && !rev; i++)
 			if (!strcmp(v[i].id, id))
 				rev = v[i].fstests_rev;
 	}
 	error_clear();
-	words = xasprintf("%s%s%s%s%s%s", src, id || rev ? " (" : "", rev ? "revision " : "",
-			  rev ? rev : "", id && !rev ? "appliance " : "", id && !rev ? id : "");
-	if (id || rev) {
-		char *w = xasprintf("%s)", words);
-
-		free(words);
-		words = w;
-	}
+	if (rev)
+		words = xasprintf("%s (revision %s)", src, rev);
+	else if (id)
+		words = xasprintf("%s (appliance %s)", src, id);
+	else
+		words = xstrdup(src);
 	appliance_list_free(v, n);
 	free(id);
 	return words;
@@ -277,13 +280,13 @@ report_or_html(const char *cmd, const char *usage, bool html, int argc, char **a
 }
 
 int
-results_report(int argc, char **argv)
+cmd_results_report(int argc, char **argv)
 {
 	return report_or_html("results report", report_usage, false, argc, argv);
 }
 
 int
-results_html(int argc, char **argv)
+cmd_results_html(int argc, char **argv)
 {
 	return report_or_html("results html", html_usage, true, argc, argv);
 }

@@ -44,14 +44,17 @@ history_list(struct strvec *ids)
 	struct dirent *de;
 
 	while (d && (de = readdir(d))) {
-		char *p;
+		char *p, *q;
 
 		if (de->d_name[0] == '.')
 			continue;
+		/* the engine writes plan.json first; an imported run has run.json only */
 		p = xasprintf("%s/%s/plan.json", runs, de->d_name);
-		if (path_exists(p))
+		q = xasprintf("%s/%s/run.json", runs, de->d_name);
+		if (path_exists(p) || path_exists(q))
 			strvec_push(ids, de->d_name);
 		free(p);
+		free(q);
 	}
 	if (d)
 		closedir(d);

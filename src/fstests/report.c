@@ -62,34 +62,54 @@ config_slug(const char *config)
 }
 
 char *
+read_regular(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct strbuf sb = STRBUF_INIT;
+	struct stat st;
+	char buf[65536];
+	ssize_t n = 0;
+
+	if (len)
+		*len = 0;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	while (sb.len < max && (n = read(fd, buf, sizeof(buf))) > 0)
+		strbuf_add(&sb, buf, (size_t)n);
+	close(fd);
+	if (n < 0) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	if (sb.len > max)
+		strbuf_setlen(&sb, max);
+	if (len)
+		*len = sb.len;
+	return strbuf_detach(&sb);
+}
+
+char *
 run_dir_file(const char *run_dir, const char *config, const char *name)
 {
 	char *slug = config_slug(config);
 	char *path = xasprintf("%s/results/%s/%s", run_dir, slug, name);
-	char *text = NULL;
-	struct stat st;
 	size_t len;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char *text = read_regular(path, REPORT_FILE_MAX + 1, &len);
 
-	free(slug);
-	free(path);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (text && len > REPORT_FILE_MAX) {
 		struct strbuf sb = STRBUF_INIT;
-		char buf[8192];
-		ssize_t n;
 
-		while (sb.len < REPORT_FILE_MAX && (n = read(fd, buf, sizeof(buf))) > 0)
-			strbuf_add(&sb, buf, (size_t)n);
-		len = sb.len;
-		if (len > REPORT_FILE_MAX) {
-			strbuf_setlen(&sb, REPORT_FILE_MAX);
-			strbuf_adds(&sb, "\n[cut: the file is longer]\n");
-		}
+		strbuf_add(&sb, text, REPORT_FILE_MAX);
+		strbuf_adds(&sb, "\n[cut: the file is longer]\n");
+		free(text);
 		text = strbuf_detach(&sb);
 	}
-	close(fd);
+	free(slug);
+	free(path);
 	return text;
 }
 

@@ -30,6 +30,13 @@ struct regressions;
 void text_plain(struct strbuf *out, const char *s, size_t len);
 
 /*
+ * A regular file's bytes (a symlink is not followed), at most max of them,
+ * NUL-terminated; *len (when not NULL) is how many. NULL when path is not
+ * a regular file or cannot be read. free() it.
+ */
+char *read_regular(const char *path, size_t max, size_t *len);
+
+/*
  * A run directory's file (results/SLUG/TEST.EXT, local.config...): read
  * only when it is a regular file (no symlink is followed), at most
  * REPORT_FILE_MAX bytes (the rest is cut and it says so). NULL when there

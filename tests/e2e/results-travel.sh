@@ -82,6 +82,36 @@ check "report: no escape sequences" no_escapes <<<"$out"
 err=$("$FSWB" results report last generic/999 2>&1)
 check "report of a test not in the run exits 2" test $? -eq 2
 
+# Imports into history: an xfstests-bld results tree (as gce-xfstests
+# get-results leaves it) packed as a tarball, with a link that must not be
+# followed, and check's results directory with sections.
+B=$T/bld
+mkdir -p "$B/ext4"
+cp -r "$FIX/B-mismatch/results" "$B/ext4/results-4k"
+cp -r "$FIX/A-plain-pass-notrun/results" "$B/ext4/results-1k"
+printf 'FS: ext4\nEXT_MKFS_OPTIONS: -b 1024\n' >"$B/ext4/results-1k/config"
+printf 'KERNEL: kernel\t6.1.0-57-cloud-amd64 #1 SMP x86_64\n' >"$B/run-stats"
+cp "$FIX/B-mismatch/stdout.txt" "$B/runtests.log"
+ln -s /etc/passwd "$B/ext4/results-4k/generic/002.dmesg"
+tar -C "$B" -cJf "$T/results.tar.xz" .
+out=$("$FSWB" results import "$T/results.tar.xz" --keep)
+check "import of xfstests-bld results: per configuration" grep -q '^ext4/1k: 5 tests, 0 failures, 2 skipped' <<<"$out"
+check "... ext4/4k too" grep -q '^ext4/4k: 2 tests, 1 failures, 0 skipped' <<<"$out"
+check "... kept as a run" grep -qE "^Kept as run [0-9]{8}-[0-9]{6} " <<<"$out"
+kept=$(sed -n "s/^Kept as run \([^ ]*\) .*/\1/p" <<<"$out")
+check "... with its files" test -f "$RUNS/$kept/results/ext4-4k/generic/002.out.bad"
+check "... but not the link" test ! -e "$RUNS/$kept/results/ext4-4k/generic/002.dmesg"
+check "... listed with the others" grep -qE "^$kept +finished +ext4/1k,ext4/4k " <<<"$("$FSWB" results)"
+check "... and reported" grep -q '^Configuration ext4/4k:' <<<"$("$FSWB" results report "$kept")"
+S=$T/sections/results
+mkdir -p "$S"
+cp -r "$FIX/B-mismatch/results" "$S/ext4_4k"
+cp -r "$FIX/A-plain-pass-notrun/results" "$S/xfs_4k"
+out=$("$FSWB" results import "$T/sections" --keep)
+check "import of check's results with sections" grep -q '^xfs_4k: 5 tests, 0 failures, 2 skipped' <<<"$out"
+err=$("$FSWB" results import "$T/nothing.tar.gz" 2>&1)
+check "a missing tarball is named" grep -q "nothing.tar.gz" <<<"$err"
+
 # The page, and what chromium makes of it.
 "$FSWB" results baseline set last~1 >/dev/null
 check "html: written" "$FSWB" results html last -o "$T/run.html"
