@@ -192,8 +192,8 @@ status_or_dash(bool in, enum test_status st)
 	return in ? test_status_str(st) : "-";
 }
 
-static void
-add_seconds(struct strbuf *sb, double s)
+void
+strbuf_add_seconds(struct strbuf *sb, double s)
 {
 	char buf[32];
 
@@ -249,9 +249,9 @@ run_compare_text(const struct run_compare *c, bool all, struct strbuf *out)
 				continue;
 			strbuf_addf(out, "  %-22s %-18s ",
 				    e->new_seconds > e->old_seconds ? "slower" : "faster", e->test);
-			add_seconds(out, e->old_seconds);
+			strbuf_add_seconds(out, e->old_seconds);
 			strbuf_adds(out, " -> ");
-			add_seconds(out, e->new_seconds);
+			strbuf_add_seconds(out, e->new_seconds);
 			if (e->old_seconds > 0)
 				strbuf_addf(out, " (%+.0f%%)",
 					    (e->new_seconds - e->old_seconds) * 100.0 /

@@ -44,6 +44,8 @@ const char *cmp_kind_key(enum cmp_kind k);
 
 /* Is this status a failure (fail, crashed, hung)? */
 bool test_status_failed(enum test_status st);
+/* A test's time as people read it ("3m05s"), or "?" when unknown (< 0). */
+void strbuf_add_seconds(struct strbuf *sb, double seconds);
 
 /*
  * A time changed when both runs ran the test (passed or failed) with a

@@ -84,14 +84,6 @@ add_id(struct strbuf *out, const char *prefix, const char *config, const char *t
 }
 
 static void
-add_seconds(struct strbuf *out, double s)
-{
-	char buf[32];
-
-	strbuf_adds(out, s < 0 ? "?" : format_duration(s, buf, sizeof(buf)));
-}
-
-static void
 add_summary(const struct report_input *in, struct strbuf *out)
 {
 	const struct run_record *rec = in->rec;
@@ -159,7 +151,7 @@ add_configs(const struct report_input *in, struct strbuf *out)
 				esc(out, tr->test);
 			}
 			strbuf_addf(out, "</td><td class=\"%s\">%s</td><td class=\"num\">", st, st);
-			add_seconds(out, tr->seconds);
+			strbuf_add_seconds(out, tr->seconds);
 			strbuf_adds(out, "</td><td>");
 			if (tr->reason && !test_status_failed(tr->status))
 				esc(out, tr->reason);
@@ -232,7 +224,7 @@ add_chart(const struct report_input *in, struct strbuf *out)
 			    "fill=\"%s\"/><text x=\"%.1f\" y=\"%zu\">",
 			    label, i * (size_t)row + 3, w < 1 ? 1 : w, row - 5, colour,
 			    label + (w < 1 ? 1 : w) + 4, i * (size_t)row + 13);
-		add_seconds(out, bars[i].seconds);
+		strbuf_add_seconds(out, bars[i].seconds);
 		strbuf_adds(out, "</text>\n");
 	}
 	strbuf_adds(out, "</svg></div>\n</section>\n");

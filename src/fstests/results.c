@@ -1011,6 +1011,18 @@ junit_properties(struct strbuf *sb, const struct run_record *rec, const struct s
 }
 
 static void
+junit_failure(struct strbuf *sb, enum test_status status, const char *msg)
+{
+	strbuf_adds(sb, "\t\t<failure");
+	xml_attr(sb, "message", msg);
+	xml_attr(sb, "type",
+		 status == TS_FAIL	? "TestFail"
+		 : status == TS_CRASHED ? "TestCrash"
+					: "TestHang");
+	strbuf_adds(sb, "/>\n");
+}
+
+static void
 junit_testcase(struct strbuf *sb, const char *classname, const struct test_result *t)
 {
 	char secs[32];
@@ -1030,13 +1042,7 @@ junit_testcase(struct strbuf *sb, const char *classname, const struct test_resul
 		char *msg = t->reason ? xstrdup(t->reason)
 				      : xasprintf("Test %s failed, reason unknown", t->test);
 
-		strbuf_adds(sb, "\t\t<failure");
-		xml_attr(sb, "message", msg);
-		xml_attr(sb, "type",
-			 t->status == TS_FAIL	   ? "TestFail"
-			 : t->status == TS_CRASHED ? "TestCrash"
-						   : "TestHang");
-		strbuf_adds(sb, "/>\n");
+		junit_failure(sb, t->status, msg);
 		free(msg);
 		xml_file_block(sb, "system-out", t->full);
 		xml_file_block(sb, "kernel-log", t->kmsg ? t->kmsg : t->dmesg);
@@ -1063,13 +1069,7 @@ junit_testcase(struct strbuf *sb, const char *classname, const struct test_resul
 			char *msg = xasprintf("Test %s failed again (run %zu of %zu)", t->test,
 					      i + 1, t->niterations);
 
-			strbuf_adds(sb, "\t\t<failure");
-			xml_attr(sb, "message", msg);
-			xml_attr(sb, "type",
-				 it->status == TS_FAIL	    ? "TestFail"
-				 : it->status == TS_CRASHED ? "TestCrash"
-							    : "TestHang");
-			strbuf_adds(sb, "/>\n");
+			junit_failure(sb, it->status, msg);
 			free(msg);
 		} else {
 			strbuf_adds(sb, "\t\t<skipped message=\"not run\"/>\n");

@@ -51,30 +51,28 @@ copy_fixture(const char *src, const char *dst)
 	closedir(d);
 }
 
-static char *
-fixture_results(const char *name)
+/* A fixture case's results directory copied to root/rel. */
+static void
+place(const char *root, const char *rel, const char *fixture_case)
 {
-	char *rel = xasprintf("%s/results", name), *p = test_fixture(rel);
+	char *from_rel = xasprintf("%s/results", fixture_case), *from = test_fixture(from_rel),
+	     *to = path_join(root, rel);
 
-	free(rel);
-	return p;
+	copy_fixture(from, to);
+	free(to);
+	free(from);
+	free(from_rel);
 }
 
 static void
 test_bld_tree(void **state)
 {
-	char *root = test_tmp("bld"), *p, *b, *a, *id, *dir, *text;
+	char *root = test_tmp("bld"), *p, *id, *dir, *text;
 	struct run_record rec, back;
 	struct strvec dirs;
 
-	b = fixture_results("B-mismatch");
-	a = fixture_results("A-plain-pass-notrun");
-	p = path_join(root, "ext4/results-4k");
-	copy_fixture(b, p);
-	free(p);
-	p = path_join(root, "ext4/results-1k");
-	copy_fixture(a, p);
-	free(p);
+	place(root, "ext4/results-4k", "B-mismatch");
+	place(root, "ext4/results-1k", "A-plain-pass-notrun");
 	p = path_join(root, "ext4/results-1k/config");
 	test_write(p, "FS: ext4\nTESTNAME: smoke\nTEST_DEV: /dev/vdb\nEXT_MKFS_OPTIONS: -b 1024\n"
 		      "EXT_MOUNT_OPTIONS: \n");
@@ -93,7 +91,9 @@ test_bld_tree(void **state)
 	free(p);
 
 	assert_true(import_is_bld(root));
-	assert_false(import_is_bld(b));
+	p = path_join(root, "ext4/results-4k");
+	assert_false(import_is_bld(p));
+	free(p);
 	assert_int_equal(import_results(root, &rec, &dirs), OK);
 	assert_string_equal(rec.kernel, "6.7.0-rc1-00012-gabcdef12");
 	assert_int_equal(rec.nsections, 2);
@@ -142,26 +142,18 @@ test_bld_tree(void **state)
 	run_record_release(&rec);
 	free(dir);
 	free(id);
-	free(a);
-	free(b);
 	free(root);
 }
 
 static void
 test_sections(void **state)
 {
-	char *root = test_tmp("sections"), *p, *b, *a, *id, *dir;
+	char *root = test_tmp("sections"), *p, *id, *dir;
 	struct run_record rec;
 	struct strvec dirs;
 
-	b = fixture_results("B-mismatch");
-	a = fixture_results("A-plain-pass-notrun");
-	p = path_join(root, "results/ext4_4k");
-	copy_fixture(b, p);
-	free(p);
-	p = path_join(root, "results/xfs_4k");
-	copy_fixture(a, p);
-	free(p);
+	place(root, "results/ext4_4k", "B-mismatch");
+	place(root, "results/xfs_4k", "A-plain-pass-notrun");
 	assert_int_equal(import_results(root, &rec, &dirs), OK);
 	assert_int_equal(rec.nsections, 2);
 	assert_string_equal(section_config_name(&rec.sections[0]), "ext4_4k");
@@ -179,8 +171,6 @@ test_sections(void **state)
 	assert_int_equal(import_results("/nonexistent/results", &rec, &dirs), ERR_NOTFOUND);
 	free(dir);
 	free(id);
-	free(a);
-	free(b);
 	free(root);
 }
 
