@@ -94,6 +94,8 @@ bool strvec_contains(const struct strvec *sv, const char *s);
 void strvec_split(struct strvec *sv, const char *s, const char *seps);
 /* Join with sep into a new string (free() it). */
 char *strvec_join(const struct strvec *sv, const char *sep);
+/* Sort the strings bytewise (strcmp). */
+void strvec_sort(struct strvec *sv);
 
 bool str_startswith(const char *s, const char *prefix);
 bool str_endswith(const char *s, const char *suffix);

@@ -119,12 +119,6 @@ cmp_entries(const void *a, const void *b)
 	return r ? r : strcmp(x->test, y->test);
 }
 
-static int
-cmp_strings(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void
 run_compare(const struct run_record *older, const struct run_record *newer,
 	    const struct compare_opts *opts, struct run_compare *out)
@@ -170,8 +164,7 @@ run_compare(const struct run_record *older, const struct run_record *newer,
 	}
 	if (out->n)
 		qsort(out->v, out->n, sizeof(*out->v), cmp_entries);
-	if (out->configs.n)
-		qsort(out->configs.v, out->configs.n, sizeof(*out->configs.v), cmp_strings);
+	strvec_sort(&out->configs);
 }
 
 void

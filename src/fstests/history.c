@@ -30,12 +30,6 @@ history_run_dir(const char *id)
 	return dir;
 }
 
-static int
-compare_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void
 history_list(struct strvec *ids)
 {
@@ -58,8 +52,7 @@ history_list(struct strvec *ids)
 	}
 	if (d)
 		closedir(d);
-	if (ids->n)
-		qsort(ids->v, ids->n, sizeof(*ids->v), compare_names);
+	strvec_sort(ids);
 	free(runs);
 }
 

@@ -21,12 +21,6 @@ lstat_is(const char *path, mode_t type)
 	return !lstat(path, &st) && (st.st_mode & S_IFMT) == type;
 }
 
-static int
-cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The names in dir of real directories (no links), sorted; with prefix only those. */
 static void
 subdirs(const char *dir, const char *prefix, struct strvec *out)
@@ -46,8 +40,7 @@ subdirs(const char *dir, const char *prefix, struct strvec *out)
 	}
 	if (d)
 		closedir(d);
-	if (out->n > 1)
-		qsort(out->v, out->n, sizeof(*out->v), cmp_names);
+	strvec_sort(out);
 }
 
 bool

@@ -2222,12 +2222,6 @@ import_report_dir(struct run_record *rec, const char *dir, const char *name)
 	free(time_path);
 }
 
-static int
-cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static enum status
 import_results_dir(const char *dir, struct run_record *rec)
 {
@@ -2276,8 +2270,7 @@ import_results_dir(const char *dir, struct run_record *rec)
 			free(p);
 		}
 		closedir(d);
-		if (subs.n > 1)
-			qsort(subs.v, subs.n, sizeof(*subs.v), cmp_name);
+		strvec_sort(&subs);
 		if (!subs.n) {
 			strvec_clear(&subs);
 			return error(ERR_NOTFOUND,

@@ -72,19 +72,6 @@ sha_of(const char *text, char out[65])
 
 /* ---- small helpers ---- */
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void
-strvec_sort(struct strvec *sv)
-{
-	if (sv->n > 1)
-		qsort(sv->v, sv->n, sizeof(*sv->v), cmp_str);
-}
-
 /* The full path of an executable named prog in PATH, then /usr/sbin and /sbin. */
 static char *
 find_program(const char *prog)
