@@ -321,8 +321,11 @@ cmd_results_flaky(int argc, char **argv)
 		switch (ch) {
 		case OPT_RUNS:
 			runs = (size_t)parse_number("flaky", "runs", optarg, 1000);
-			if (runs < 2)
-				die("fswb results flaky: --runs: at least 2 runs are needed");
+			if (runs < 2 || (double)runs != strtod(optarg, NULL))
+				die("fswb results flaky: --runs: '%s' is not a whole number of "
+				    "runs "
+				    "from 2 to 1000",
+				    optarg);
 			break;
 		case OPT_JSON:
 			json = true;
