@@ -309,7 +309,7 @@ add_failures(const struct report_input *in, struct strbuf *out)
 
 		for (size_t t = 0; t < sec->ntests; t++) {
 			const struct test_result *tr = &sec->tests[t];
-			char *cmd;
+			char *cmd, *flaky;
 
 			if (!test_status_failed(tr->status))
 				continue;
@@ -326,6 +326,12 @@ add_failures(const struct report_input *in, struct strbuf *out)
 				strbuf_adds(out, "<p>");
 				esc(out, tr->reason);
 				strbuf_adds(out, "</p>\n");
+			}
+			if ((flaky = report_flaky_words(in, cfg, tr->test))) {
+				strbuf_adds(out, "<p class=\"flaky\">It is ");
+				esc(out, flaky);
+				strbuf_adds(out, ".</p>\n");
+				free(flaky);
 			}
 			if (tr->niterations > 1) {
 				unsigned passed, failed;

@@ -233,6 +233,16 @@ add_command(struct strbuf *raw, const char *cmd)
 }
 
 char *
+report_flaky_words(const struct report_input *in, const char *config, const char *test)
+{
+	const struct flaky_entry *e = in->flaky ? flaky_find(in->flaky, config, test) : NULL;
+
+	return e ? xasprintf("flaky: failed %u of its last %u runs", e->failed,
+			     e->passed + e->failed)
+		 : NULL;
+}
+
+char *
 report_fswb_command(const struct report_input *in, const char *config, const char *test)
 {
 	if (in->fswb_cmd)
@@ -289,7 +299,7 @@ add_failure(const struct report_input *in, const struct section_result *sec,
 	    const struct test_result *tr, struct strbuf *raw)
 {
 	const char *cfg = section_config_name(sec);
-	char *name = xasprintf("%s.kmsg", tr->test), *klog = NULL, *fallback, *cmd;
+	char *name = xasprintf("%s.kmsg", tr->test), *klog = NULL, *fallback, *cmd, *flaky;
 	struct strbuf bad = STRBUF_INIT;
 	char secs[32];
 
@@ -306,6 +316,10 @@ add_failure(const struct report_input *in, const struct section_result *sec,
 		test_result_run_counts(tr, &passed, &failed);
 		strbuf_addf(raw, "  It ran %zu times: %u passed, %u failed.\n", tr->niterations,
 			    passed, failed);
+	}
+	if ((flaky = report_flaky_words(in, cfg, tr->test))) {
+		strbuf_addf(raw, "  It is %s.\n", flaky);
+		free(flaky);
 	}
 	if (tr->detail && *tr->detail) {
 		strbuf_adds(raw, "  What check printed:\n");

@@ -13,6 +13,7 @@
 #include "core/util.h"
 #include "fstests/results.h"
 
+struct flaky;
 struct regressions;
 
 #define REPORT_WIDTH	  78	     /* columns of a report line at most */
@@ -62,10 +63,16 @@ struct report_input {
 	const char *(*fswb_cmd)(void *data, const char *config, const char *test);
 	void *data;
 	const struct regressions *reg; /* against the baseline (the HTML page shows it) */
+	const struct flaky *flaky;     /* the recent runs' flaky tests: failures say so */
 };
 
 /* The fswb command that reruns test on config (in->fswb_cmd, else a plain one). free() it. */
 char *report_fswb_command(const struct report_input *in, const char *config, const char *test);
+/*
+ * "flaky: failed 2 of its last 5 runs" when in->flaky has config's test as
+ * flaky, else NULL. free() it.
+ */
+char *report_flaky_words(const struct report_input *in, const char *config, const char *test);
 /* The configuration's name as reports show it ("check" when it has none). */
 const char *report_config_name(const struct section_result *sec);
 

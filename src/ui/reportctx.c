@@ -164,6 +164,9 @@ run_words_load(const char *dir, struct run_words *w)
 	w->in.fstests = w->fstests;
 	w->in.fswb_cmd = fswb_cmd;
 	w->in.data = &w->ctx;
+	flaky_init(&w->flaky);
+	flaky_scan_history(&w->flaky, &w->rec, FLAKY_RUNS_DEFAULT);
+	w->in.flaky = &w->flaky;
 	return OK;
 }
 
@@ -176,5 +179,6 @@ run_words_release(struct run_words *w)
 	free(w->kernel);
 	free(w->fstests);
 	free(w->dir);
+	flaky_release(&w->flaky);
 	run_record_release(&w->rec);
 }

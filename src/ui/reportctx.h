@@ -3,8 +3,8 @@
  * What a run's report and page say beyond its record, found in its run
  * directory: how the kernel was got (plan.json), which fstests (plan.json,
  * and the revision of the appliance it reused: events.jsonl and the
- * appliance cache), and the `fswb run` command that runs one test again as
- * the run did. No curses: `fswb results report|html` and the TUI's detail
+ * appliance cache), the `fswb run` command that runs one test again as
+ * the run did, and which of its tests were flaky lately (history). No curses: `fswb results report|html` and the TUI's detail
  * view share it.
  *
  *	struct run_words w;
@@ -19,6 +19,7 @@
 
 #include "core/plan.h"
 #include "core/status.h"
+#include "fstests/history.h"
 #include "fstests/report.h"
 #include "fstests/results.h"
 
@@ -33,6 +34,7 @@ struct run_words {
 	struct report_ctx ctx;
 	struct report_input in;
 	struct run_record rec;
+	struct flaky flaky; /* the last FLAKY_RUNS_DEFAULT runs of its kernel (history) */
 	char *dir, *kernel, *fstests;
 };
 

@@ -77,6 +77,7 @@ check "report: the failure and its diff" grep -q '^generic/002 on ext4/4k: fail'
 check "report: the first warning, without its stamp" grep -q '^    WARNING: CPU: 0 PID: 1 at fs/ext4/super.c:1 x?\[31m$' <<<"$out"
 check "report: reproduce with fswb" grep -q '^    fswb run --kernel 6.1.0-57-cloud-amd64 generic/002$' <<<"$out"
 check "report: reproduce with check" grep -q '^    ./check generic/002$' <<<"$out"
+check "report: the test is flaky lately" grep -q '^  It is flaky: failed 2 of its last 4 runs.$' <<<"$out"
 check "report: under 80 columns" narrow <<<"$out"
 check "report: no escape sequences" no_escapes <<<"$out"
 err=$("$FSWB" results report last generic/999 2>&1)
@@ -132,6 +133,7 @@ dom=$(browse --dump-dom "file://$T/run.html")
 check "browser: the DOM has the title" grep -q '<h1>fstests run 20261204-100000</h1>' <<<"$dom"
 check "browser: the failure's article" grep -q '<article class="failure" id="fail-ext4-4k-generic-002">' <<<"$dom"
 check "browser: the kernel log folded" grep -q '<details class="kmsg"><summary>' <<<"$dom"
+check "browser: flaky said" grep -qE '<p class="flaky">It is flaky: failed [0-9]+ of its last [0-9]+ runs.</p>' <<<"$dom"
 check "browser: the chart" grep -q '<svg viewBox="0 0 480 ' <<<"$dom"
 check "browser: no script ran or was added" test "$(grep -c '<script' <<<"$dom")" -eq 0
 for w in 1280 390; do

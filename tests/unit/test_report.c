@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/paths.h"
+#include "fstests/history.h"
 #include "fstests/html.h"
 #include "fstests/report.h"
 
@@ -149,6 +150,29 @@ test_report_text(void **state)
 		s += n + (s[n] == '\n');
 	}
 	assert_null(strchr(sb.buf, '\x1b'));
+
+	/* a test that passed and failed lately says so */
+	{
+		struct flaky f;
+		struct run_record other;
+
+		run_record_init(&other);
+		section_add_test(run_record_section(&other, "ext4/4k", "ext4/4k"), "generic/008",
+				 TS_PASS, 1, 0, NULL, NULL, NULL);
+		flaky_init(&f);
+		flaky_add(&f, &rec, NULL);
+		flaky_add(&f, &other, NULL);
+		in.flaky = &f;
+		strbuf_reset(&sb);
+		assert_int_equal(report_text(&in, &sb), OK);
+		assert_non_null(strstr(sb.buf, "  _check_dmesg: something found in dmesg\n"
+					       "  It is flaky: failed 1 of its last 2 runs.\n"));
+		/* generic/006 failed each time: not flaky */
+		assert_null(strstr(strstr(sb.buf, "It is flaky") + 1, "It is flaky"));
+		in.flaky = NULL;
+		flaky_release(&f);
+		run_record_release(&other);
+	}
 
 	/* one test: only it; a test that is not there is an error naming it */
 	strbuf_reset(&sb);
