@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/paths.h"
+#include "fstests/catalogue.h"
 #include "fstests/estimate.h"
 
 const char *
@@ -235,7 +236,8 @@ estimate_test(const struct estimator *est, const char *config, const char *kerne
 				      strvec_contains(groups, "stress"));
 
 		if (soak && est->soak >= 0) {
-			s = est->soak + (quick ? EST_QUICK : EST_TEST) * slow;
+			/* the soak is most of it: making and checking the filesystem is the rest */
+			s = est->soak + EST_QUICK * slow;
 			b = EST_BASIS_SOAK;
 		} else {
 			s = (quick ? EST_QUICK : lng ? EST_LONG : EST_TEST) * slow;
@@ -251,4 +253,49 @@ double
 estimate_boot(const struct estimator *est)
 {
 	return EST_BOOT * (est->slow ? EST_SLOW : 1);
+}
+
+void
+estimate_config(const struct estimator *est, const char *config, const char *kernel,
+		const struct catalogue *cat, const char *const *tests, size_t n,
+		const struct strvec *groups, struct est_total *t)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct catalogue_test *ct = cat ? catalogue_find(cat, tests[i]) : NULL;
+		enum est_basis b;
+
+		t->seconds +=
+			estimate_test(est, config, kernel, tests[i], ct ? &ct->groups : groups, &b);
+		t->by[b]++;
+		t->ntests++;
+	}
+	t->seconds += estimate_boot(est);
+}
+
+void
+est_total_basis(const struct est_total *t, const struct estimator *est, struct strbuf *out)
+{
+	size_t hist = t->by[EST_BASIS_HISTORY_KERNEL] + t->by[EST_BASIS_HISTORY_CONFIG] +
+		      t->by[EST_BASIS_HISTORY_ANY];
+	const char *sep = "from ";
+
+	if (!t->ntests) {
+		strbuf_adds(out, "no tests");
+		return;
+	}
+	if (hist) {
+		strbuf_addf(out, "%searlier runs on this host (%zu of %zu tests)", sep, hist,
+			    t->ntests);
+		sep = ", ";
+	}
+	if (t->by[EST_BASIS_SOAK]) {
+		strbuf_addf(out, "%sSOAK_DURATION", sep);
+		sep = ", ";
+	}
+	if (t->by[EST_BASIS_GROUPS])
+		strbuf_addf(out, "%sthe tests' groups", sep);
+	if (!hist)
+		strbuf_adds(out, "; no runs to go by yet");
+	if (est->slow)
+		strbuf_adds(out, "; emulated (TCG)");
 }

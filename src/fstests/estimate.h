@@ -11,8 +11,8 @@
  *		or were not run) count: a crash, a hang, an interrupted test
  *		or a shell session says nothing about the test's own time.
  *	soak	a test of the group "soak" when SOAK_DURATION is set: that
- *		many seconds (check's units: s, m, h, d, w) plus the set-up of
- *		a test of its groups
+ *		many seconds (check's units: s, m, h, d, w) plus EST_QUICK for
+ *		making and checking the filesystem
  *	groups	by its groups: EST_QUICK for "quick" tests, EST_LONG for
  *		"long_rw", "stress" or "soak" tests, EST_TEST otherwise
  * The defaults of soak and groups are for KVM; under emulation (slow) they
@@ -100,5 +100,26 @@ double estimate_test(const struct estimator *est, const char *config, const char
 
 /* A guest's boot, in seconds. */
 double estimate_boot(const struct estimator *est);
+
+/* What a run is expected to take, and on what that rests. */
+struct est_total {
+	double seconds;		    /* the tests and a boot per configuration */
+	size_t ntests;		    /* over all configurations */
+	size_t by[EST_BASIS_COUNT]; /* how many of them each basis gave */
+};
+
+struct catalogue;
+
+/*
+ * Add one configuration's tests (n names) and its boot to *t. A test's
+ * groups are the catalogue's (cat may be NULL), else groups (the groups the
+ * tests were selected by; may be NULL).
+ */
+void estimate_config(const struct estimator *est, const char *config, const char *kernel,
+		     const struct catalogue *cat, const char *const *tests, size_t n,
+		     const struct strvec *groups, struct est_total *t);
+
+/* What *t rests on, in words: "from 3 earlier runs and SOAK_DURATION". */
+void est_total_basis(const struct est_total *t, const struct estimator *est, struct strbuf *out);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "fstests/catalogue.h"
 #include "fstests/estimate.h"
 
 /* A run.json with one section; tests as "NAME STATUS SECONDS" triples. */
@@ -77,14 +78,14 @@ test_groups_then_soak(void **state)
 	strvec_push(&env, "SOAK_DURATION=3m");
 	assert_int_equal(estimator_set_env(&est, &env), OK);
 	assert_true(estimate_test(&est, "ext4/4k", "6.1", "generic/476", &soak, &b) ==
-		    180 + EST_TEST);
+		    180 + EST_QUICK);
 	assert_int_equal(b, EST_BASIS_SOAK);
 	assert_string_equal(est_basis_str(b), "SOAK_DURATION");
 
 	/* under emulation the set-up stretches, the soak itself does not */
 	est.slow = true;
 	assert_true(estimate_test(&est, "ext4/4k", "6.1", "generic/476", &soak, &b) ==
-		    180 + EST_TEST * EST_SLOW);
+		    180 + EST_QUICK * EST_SLOW);
 	assert_true(estimate_test(&est, "ext4/4k", "6.1", "generic/001", &quick, &b) ==
 		    EST_QUICK * EST_SLOW);
 	assert_true(estimate_boot(&est) == EST_BOOT * EST_SLOW);
@@ -174,6 +175,49 @@ test_load_runs_newest_first(void **state)
 	free(runs);
 }
 
+static void
+test_a_run_and_its_basis(void **state)
+{
+	struct estimator est;
+	struct catalogue cat;
+	struct est_total t = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	struct strvec env = STRVEC_INIT, soak = STRVEC_INIT;
+	char *mini = test_path("tests/fixtures/mini-fstests");
+	const char *tests[] = { "generic/001", "generic/002", "generic/900" };
+
+	assert_int_equal(catalogue_load(mini, &cat), OK);
+	estimator_init(&est, true);
+	add_run(&est, "6.1", "ext4/4k", (const char *const[]){ "generic/002", "pass", "7", NULL });
+	/* generic/001 by its groups (quick), 002 from history, 900 (not in the tree) as soak */
+	strvec_push(&env, "SOAK_DURATION=60");
+	assert_int_equal(estimator_set_env(&est, &env), OK);
+	strvec_push(&soak, "soak");
+	estimate_config(&est, "ext4/4k", "6.1", &cat, tests, 3, &soak, &t);
+	assert_int_equal(t.ntests, 3);
+	assert_int_equal(t.by[EST_BASIS_HISTORY_KERNEL], 1);
+	assert_int_equal(t.by[EST_BASIS_SOAK], 1);
+	assert_int_equal(t.by[EST_BASIS_GROUPS], 1);
+	assert_true(t.seconds ==
+		    EST_QUICK * EST_SLOW + 7 + 60 + EST_QUICK * EST_SLOW + EST_BOOT * EST_SLOW);
+	est_total_basis(&t, &est, &sb);
+	assert_string_equal(sb.buf, "from earlier runs on this host (1 of 3 tests), SOAK_DURATION, "
+				    "the tests' groups; emulated (TCG)");
+
+	memset(&t, 0, sizeof(t));
+	strbuf_reset(&sb);
+	est.slow = false;
+	estimate_config(&est, "xfs/4k", NULL, NULL, tests, 1, NULL, &t);
+	est_total_basis(&t, &est, &sb);
+	assert_string_equal(sb.buf, "from the tests' groups; no runs to go by yet");
+	strbuf_release(&sb);
+	strvec_clear(&env);
+	strvec_clear(&soak);
+	catalogue_release(&cat);
+	estimator_release(&est);
+	free(mini);
+}
+
 int
 main(void)
 {
@@ -182,6 +226,7 @@ main(void)
 		cmocka_unit_test(test_groups_then_soak),
 		cmocka_unit_test(test_history_same_kernel_first),
 		cmocka_unit_test(test_load_runs_newest_first),
+		cmocka_unit_test(test_a_run_and_its_basis),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
