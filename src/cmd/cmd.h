@@ -50,7 +50,8 @@ int run_headless(const struct plan *plan, const struct profiles *profiles, bool 
 /*
  * After a run: its regressions against the matching baselines, printed
  * (unless json), set in its run.json ("baseline"), and the exit status
- * for fail_on given the engine's code.
+ * for fail_on given the engine's code (2, nothing ran, stays; a baseline
+ * that cannot be read keeps 1).
  */
 int run_against_baseline(const char *run_dir, bool json, enum fail_on fail_on, int code);
 

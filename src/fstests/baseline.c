@@ -421,6 +421,26 @@ regressions_save(const char *run_json, const struct regressions *r)
 	return rc;
 }
 
+enum status
+regressions_of_run(const char *run_dir, struct regressions *r)
+{
+	char *path = path_join(run_dir, "run.json");
+	struct run_record rec;
+	enum status rc = run_record_load(path, &rec);
+
+	if (rc != OK) {
+		run_record_init(&rec);
+		regressions_find(&rec, r); /* empty: nothing to compare */
+	} else {
+		rc = regressions_find(&rec, r);
+		if (rc == OK && r->configs.n)
+			rc = regressions_save(path, r);
+	}
+	run_record_release(&rec);
+	free(path);
+	return rc;
+}
+
 void
 regressions_text(const struct regressions *r, struct strbuf *out)
 {

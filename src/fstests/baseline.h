@@ -99,6 +99,13 @@ void regressions_release(struct regressions *r);
 json_t *regressions_json(const struct regressions *r);
 /* Set it in the run.json at path (rewritten atomically). */
 enum status regressions_save(const char *run_json, const struct regressions *r);
+/*
+ * After a run: its regressions (*r) from RUN_DIR/run.json, set in that
+ * run.json when a baseline matched. OK, or the first error: run.json
+ * unreadable (r empty), a baseline's run unreadable (r has what was found
+ * before it), run.json not rewritten. r is to be released either way.
+ */
+enum status regressions_of_run(const char *run_dir, struct regressions *r);
 
 /*
  * Plain text for the end of a run, under 80 columns: which baseline, the

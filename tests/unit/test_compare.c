@@ -376,6 +376,17 @@ test_regressions(void **state)
 	assert_non_null(strstr(text, "\"first_seen\": \"20261201-100000\""));
 	free(text);
 	regressions_release(&r);
+	/* the same from the run directory, as fswb run and the TUI do after a run */
+	{
+		struct regressions r2;
+
+		assert_int_equal(regressions_of_run(dir, &r2), OK);
+		assert_int_equal(r2.cmp.count[CMP_NEW_FAILURE], 1);
+		regressions_release(&r2);
+		assert_int_equal(regressions_of_run("/nonexistent", &r2), ERR_NOTFOUND);
+		assert_int_equal(r2.cmp.n, 0);
+		regressions_release(&r2);
+	}
 	/* run.json with the field still reads */
 	run_record_release(&now);
 	assert_int_equal(run_record_load(json, &now), OK);
