@@ -30,7 +30,10 @@ is_tarball(const char *path)
 	return false;
 }
 
-/* Unpack a tarball into a new directory of the cache (*dir), keeping only its files and directories. */
+/*
+ * Unpack a tarball into a new directory of the cache (*dir), then keep
+ * only its regular files and directories.
+ */
 static enum status
 unpack(const char *tarball, char **dir)
 {

@@ -4,8 +4,8 @@
  * directory: how the kernel was got (plan.json), which fstests (plan.json,
  * and the revision of the appliance it reused: events.jsonl and the
  * appliance cache), the `fswb run` command that runs one test again as
- * the run did, and which of its tests were flaky lately (history). No curses: `fswb results report|html` and the TUI's detail
- * view share it.
+ * the run did, and which of its tests were flaky lately (history). No
+ * curses: `fswb results report|html` and the TUI's detail view share it.
  *
  *	struct run_words w;
  *	run_words_load(run_dir, &w);          run.json must read
