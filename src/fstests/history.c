@@ -193,7 +193,6 @@ flaky_get(struct flaky *f, const char *config, const char *test)
 void
 flaky_add(struct flaky *f, const struct run_record *rec, const char *config)
 {
-	f->runs++;
 	for (size_t s = 0; s < rec->nsections; s++) {
 		const struct section_result *sec = &rec->sections[s];
 		const char *cfg = section_config_name(sec);

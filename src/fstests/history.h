@@ -67,7 +67,6 @@ struct flaky_entry {
 struct flaky {
 	struct flaky_entry *v;
 	size_t n, alloc;
-	size_t runs; /* flaky_add() calls */
 };
 
 void flaky_init(struct flaky *f);
