@@ -55,16 +55,6 @@ int run_headless(const struct plan *plan, const struct profiles *profiles, bool 
  */
 int run_against_baseline(const char *run_dir, bool json, enum fail_on fail_on, int code);
 
-struct loop;
-struct engine;
-/*
- * The engine's shell in the guest (engine_shell_fd() >= 0), on this
- * terminal (raw when stdin is one) until the shell ends, the guest goes
- * away, or the user types Ctrl-]; then engine_shell_end(). Runs the loop
- * meanwhile; stdin must not be watched by anything else.
- */
-void shell_relay(struct loop *loop, struct engine *e);
-
 struct run_record;
 /*
  * The end-of-run report: per section "ext4/4k: N tests, N failures, N

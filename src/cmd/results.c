@@ -12,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "core/paths.h"
+#include "core/rundir.h"
 #include "fstests/history.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
@@ -183,7 +184,7 @@ static int
 list_runs(bool json)
 {
 	struct strvec ids = STRVEC_INIT;
-	char *runs = history_runs_dir();
+	char *runs = rundir_root();
 	json_t *list = NULL;
 
 	history_list(&ids);

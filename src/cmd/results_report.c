@@ -2,7 +2,7 @@
 /*
  * `fswb results report RUN [TEST]`: a run's failures as plain text for a
  * mailing list (fstests/report.h builds it), and `fswb results html RUN`:
- * the run as a page (fstests/html.h), with what ui/reportctx.h finds
+ * the run as a page (fstests/html.h), with what run/reportctx.h finds
  * beyond the record.
  */
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include "fstests/history.h"
 #include "fstests/html.h"
 #include "fstests/report.h"
-#include "ui/reportctx.h"
+#include "run/reportctx.h"
 
 /* Write text to output (a message says so), or print it. */
 static int

@@ -2,29 +2,20 @@
 #include "fstests/history.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/paths.h"
+#include "core/rundir.h"
 
 /* How many of the newest runs the flaky scan reads at most. */
 #define HISTORY_SCAN_MAX 500
 
 char *
-history_runs_dir(void)
-{
-	char *data = fswb_dir(DIR_DATA), *runs = path_join(data, "runs");
-
-	free(data);
-	return runs;
-}
-
-char *
 history_run_dir(const char *id)
 {
-	char *runs = history_runs_dir(), *dir = path_join(runs, id);
+	char *runs = rundir_root(), *dir = path_join(runs, id);
 
 	free(runs);
 	return dir;
@@ -33,26 +24,9 @@ history_run_dir(const char *id)
 void
 history_list(struct strvec *ids)
 {
-	char *runs = history_runs_dir();
-	DIR *d = opendir(runs);
-	struct dirent *de;
+	char *runs = rundir_root();
 
-	while (d && (de = readdir(d))) {
-		char *p, *q;
-
-		if (de->d_name[0] == '.')
-			continue;
-		/* the engine writes plan.json first; an imported run has run.json only */
-		p = xasprintf("%s/%s/plan.json", runs, de->d_name);
-		q = xasprintf("%s/%s/run.json", runs, de->d_name);
-		if (path_exists(p) || path_exists(q))
-			strvec_push(ids, de->d_name);
-		free(p);
-		free(q);
-	}
-	if (d)
-		closedir(d);
-	strvec_sort(ids);
+	rundir_list(runs, ids);
 	free(runs);
 }
 
@@ -60,7 +34,7 @@ enum status
 history_resolve(const char *spec, char **id)
 {
 	struct strvec ids = STRVEC_INIT;
-	char *runs = history_runs_dir();
+	char *runs = rundir_root();
 	enum status rc = OK;
 
 	*id = NULL;

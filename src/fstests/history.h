@@ -21,9 +21,7 @@
 #include "fstests/compare.h"
 #include "fstests/results.h"
 
-/* DATA/runs (free() it). */
-char *history_runs_dir(void);
-/* The ids of the runs, oldest first. */
+/* The ids of the runs in DATA/runs (core/rundir.h), oldest first. */
 void history_list(struct strvec *ids);
 /*
  * The id that spec names (free() it). ERR_NOTFOUND with a message naming

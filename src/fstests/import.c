@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/paths.h"
+#include "core/rundir.h"
 #include "fstests/history.h"
 #include "fstests/report.h"
 
@@ -345,7 +346,7 @@ new_id(const struct run_record *rec)
 enum status
 import_keep(struct run_record *rec, const struct strvec *dirs, char **id)
 {
-	char *runs = history_runs_dir(), *dir = NULL, *json = NULL;
+	char *runs = rundir_root(), *dir = NULL, *json = NULL;
 	enum status rc = mkdir_p(runs, 0755);
 
 	*id = NULL;
