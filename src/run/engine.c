@@ -629,6 +629,10 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 		strvec_pushv(out, (const char *const[]){ "-g", sel.groups.v[i], NULL });
 	for (size_t i = 0; i < sel.xgroups.n; i++)
 		strvec_pushv(out, (const char *const[]){ "-x", sel.xgroups.v[i], NULL });
+	if (e->plan.rerun_failures) { /* check -L N */
+		strvec_push(out, "-L");
+		strvec_pushf(out, "%u", e->plan.rerun_failures);
+	}
 	if (sel.exclude.n) {
 		char *list = strvec_join(&sel.exclude, ",");
 

@@ -88,6 +88,10 @@ plan_cmdline(const struct plan *plan, struct strbuf *out)
 		snprintf(buf, sizeof(buf), "%u", plan->test_timeout);
 		add_opt(out, "--test-timeout", buf);
 	}
+	if (plan->rerun_failures) {
+		snprintf(buf, sizeof(buf), "%u", plan->rerun_failures);
+		add_opt(out, "--rerun-failures", buf);
+	}
 	if (plan->stop_on_crash)
 		add_arg(out, "--stop-on-crash");
 	for (size_t i = 0; i < plan->tests.tests.n; i++)

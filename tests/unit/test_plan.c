@@ -60,6 +60,7 @@ full_plan(struct plan *p)
 	p->cpus = 4;
 	p->mem = 3ull << 30;
 	p->test_timeout = 600;
+	p->rerun_failures = 3;
 	p->stop_on_crash = true;
 	p->shell = true;
 	plan_defaults(p);
@@ -112,6 +113,7 @@ test_round_trip(void **state)
 	assert_int_equal(b.cpus, 4);
 	assert_int_equal(b.mem, 3ull << 30);
 	assert_int_equal(b.test_timeout, 600);
+	assert_int_equal(b.rerun_failures, 3);
 	assert_true(b.stop_on_crash);
 	assert_true(b.shell);
 	assert_false(b.dry_run);

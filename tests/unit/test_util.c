@@ -174,6 +174,20 @@ test_strvec(void **state)
 	assert_string_equal(j, "a, b2, c, d");
 	free(j);
 
+	/* sorting is bytewise, and keeps the NULL at the end */
+	{
+		struct strvec u = STRVEC_INIT;
+		char *k;
+
+		strvec_split(&u, "b a B 10 9", " ");
+		strvec_sort(&u);
+		k = strvec_join(&u, " ");
+		assert_string_equal(k, "10 9 B a b");
+		assert_null(u.v[u.n]);
+		free(k);
+		strvec_clear(&u);
+	}
+
 	/* Copies own their strings. */
 	strvec_push(&copy, "old");
 	strvec_copy(&copy, &sv);
