@@ -370,7 +370,7 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		strvec_push(&plan->tests.tests, argv[i]);
 	}
 	plan_defaults(plan);
-	if (plan_validate(plan, prof, backend_names()) != OK)
+	if (plan_validate(plan, prof, backend_names()) != OK || backend_check_options(plan) != OK)
 		die("%s", error_msg());
 }
 
@@ -595,6 +595,9 @@ main(int argc, char **argv)
 	int rc;
 
 	paths_set_builtin(FSWB_SRCDIR, FSWB_SHAREDIR);
+	if (backends_init() != OK)
+		die("%s", error_msg());
+	atexit(backends_cleanup);
 	if (argc < 2) {
 		if ((isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) || ui_headless())
 			return ui_main(argc, argv);

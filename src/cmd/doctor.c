@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "backends/hostcheck.h"
 #include "cmd/cmd.h"
 #include "core/loop.h"
@@ -84,9 +85,10 @@ json_str_or_null(const char *s)
 }
 
 static void
-print_json(const struct hostcheck *hc)
+print_json(const struct hostcheck *hc, const struct strvec *leases)
 {
 	json_t *root = json_object(), *os = json_object(), *groups = json_array();
+	json_t *held = json_array();
 	char *text;
 
 	json_object_set_new(os, "id", json_str_or_null(hc->os.id));
@@ -119,6 +121,9 @@ print_json(const struct hostcheck *hc)
 		json_array_append_new(groups, grp);
 	}
 	json_object_set_new(root, "groups", groups);
+	for (size_t i = 0; i < leases->n; i++)
+		json_array_append_new(held, json_string(leases->v[i]));
+	json_object_set_new(root, "leases", held);
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	puts(text);
 	free(text);
@@ -126,7 +131,7 @@ print_json(const struct hostcheck *hc)
 }
 
 static void
-print_text(const struct hostcheck *hc)
+print_text(const struct hostcheck *hc, const struct strvec *leases)
 {
 	printf("fswb doctor: what this machine has for running fstests%s%s%s\n",
 	       hc->os.pretty ? " (" : "", hc->os.pretty ? hc->os.pretty : "",
@@ -146,6 +151,12 @@ print_text(const struct hostcheck *hc)
 				printf("  fix: %s", f[i].fix);
 			putchar('\n');
 		}
+	}
+	if (leases->n) {
+		printf("\nleases: what backends hold for a run (what a killed fswb left is removed "
+		       "by the next 'fswb run')\n");
+		for (size_t i = 0; i < leases->n; i++)
+			printf("  %s\n", leases->v[i]);
 	}
 	putchar('\n');
 	if (!hc->ready)
@@ -171,6 +182,7 @@ cmd_doctor(int argc, char **argv)
 	struct profiles profiles;
 	bool json = false, have_profiles = false;
 	struct hostcheck hc;
+	struct strvec leases = STRVEC_INIT;
 	struct loop *loop;
 	char *datadir, *dir;
 	enum status rc;
@@ -213,10 +225,12 @@ cmd_doctor(int argc, char **argv)
 			profiles_release(&profiles);
 		return cmd_fail("doctor");
 	}
+	backend_leases_list(&leases);
 	if (json)
-		print_json(&hc);
+		print_json(&hc, &leases);
 	else
-		print_text(&hc);
+		print_text(&hc, &leases);
+	strvec_clear(&leases);
 	c = hc.ready ? 0 : 1;
 	hostcheck_release(&hc);
 	loop_free(loop);
