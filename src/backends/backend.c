@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 
 /* The backends a user chooses from; stdio is the engine's test double (see stdio.c). */
 static const struct backend_ops *const all[] = { &qemu_backend, NULL };
-static const struct backend_ops *const hidden[] = { NULL };
+static const struct backend_ops *const hidden[] = { &stdio_backend, NULL };
 
 static const struct arch_info arches[] = {
 	{ "x86_64", "x86_64", "ttyS0" },
@@ -402,6 +403,33 @@ backend_cost(const struct backend_ops *ops, const struct plan *plan)
 	if (!ops->cost)
 		BUG("backend '%s' costs money and says not how much", ops->name);
 	return ops->cost(plan);
+}
+
+enum status
+backend_option_seconds(const char *value)
+{
+	char *end;
+	unsigned long n = strtoul(value, &end, 10);
+
+	if (!*value || *end || !n || n > 86400)
+		return error(ERR_INVALID, "give seconds, 1 to 86400");
+	return OK;
+}
+
+enum status
+backend_make_disk(const char *path, uint64_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return error(ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+	if (ftruncate(fd, (off_t)size)) {
+		close(fd);
+		return error(ERR_IO, "cannot size '%s' to %llu bytes: %s", path,
+			     (unsigned long long)size, strerror(errno));
+	}
+	close(fd);
+	return OK;
 }
 
 const char *

@@ -109,6 +109,11 @@ struct arch_info {
 	const char *console; /* the kernel's serial console: "ttyS0", "ttyAMA0" */
 };
 
+/* For backend_option.check: whole seconds, 1 to 86400. */
+enum status backend_option_seconds(const char *value);
+/* A sparse file of size bytes at path, which must not exist: a disk of a local backend. */
+enum status backend_make_disk(const char *path, uint64_t size);
+
 /* The architecture called name (the plan's), or this host's for NULL; NULL when unknown. */
 const struct arch_info *arch_find(const char *name);
 

@@ -413,22 +413,6 @@ out:
 }
 
 static enum status
-make_sparse(const char *path, uint64_t size)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return error(ERR_IO, "cannot create '%s': %s", path, strerror(errno));
-	if (ftruncate(fd, (off_t)size)) {
-		close(fd);
-		return error(ERR_IO, "cannot size '%s' to %llu bytes: %s", path,
-			     (unsigned long long)size, strerror(errno));
-	}
-	close(fd);
-	return OK;
-}
-
-static enum status
 make_overlay(struct loop *loop, const char *appliance, const char *overlay)
 {
 	const char *argv[] = { "qemu-img", "create", "-q",	"-f",	 "qcow2", "-F",
@@ -482,9 +466,9 @@ qemu_release(void *priv)
 	close_fd(&q->ctl_in);
 	close_fd(&q->dummy_rd);
 	close_fd(&q->shell);
-	if (q->workdir)
-		remove_tree(q->workdir);
-	error_clear();
+	/* a start that failed keeps its message */
+	if (q->workdir && remove_tree(q->workdir) != OK)
+		error_clear();
 	free(q->workdir);
 	free(q->why_exit);
 	free(q->notice);
@@ -531,7 +515,8 @@ qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
 	q->workdir = xstrdup(spec->workdir);
 	q->kvm = use_kvm(loop, spec, qemu, &q->notice);
 	if (silence)
-		q->silence = (unsigned)strtoul(silence, NULL, 10); /* checked: seconds_check */
+		q->silence =
+			(unsigned)strtoul(silence, NULL, 10); /* checked: backend_option_seconds */
 
 	overlay = path_join(q->workdir, "root.qcow2");
 	rc = make_overlay(loop, spec->appliance, overlay);
@@ -573,7 +558,7 @@ qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
 
 		if (spec->disks[i].path)
 			BUG("qemu makes its own disks; '%s' given", spec->disks[i].path);
-		rc = make_sparse(disk, spec->disks[i].size);
+		rc = backend_make_disk(disk, spec->disks[i].size);
 		if (rc == OK) {
 			strvec_push(&argv, "-drive");
 			strvec_pushf(&argv, "file=%s,if=virtio,format=raw,cache=unsafe", disk);
@@ -785,23 +770,11 @@ accel_check(const char *value)
 	return OK;
 }
 
-static enum status
-seconds_check(const char *value)
-{
-	char *end;
-	unsigned long n = strtoul(value, &end, 10);
-
-	if (!*value || *end || !n || n > 86400)
-		return error(ERR_INVALID, "give the seconds a silent guest counts as hung (1 to "
-					  "86400)");
-	return OK;
-}
-
 static const struct backend_option qemu_options[] = {
 	{ "qemu", "PATH", "the QEMU binary (default: qemu-system-ARCH in PATH)", program_check },
 	{ "accel", "tcg", "never try KVM: emulate", accel_check },
 	{ "silence", "SECONDS", "how long a guest may print nothing before it counts as hung",
-	  seconds_check },
+	  backend_option_seconds },
 	{ NULL, NULL, NULL, NULL },
 };
 
