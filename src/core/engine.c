@@ -96,6 +96,11 @@ struct engine {
 	struct strbuf out_line;	    /* check -n's output, line by line */
 	struct event_bus check_bus; /* the parser's events, through on_check_event */
 	bool got_exit, got_result, boot_end_sent, job_sent;
+	/*
+	 * unpack_results runs tar and the loop meanwhile: a guest that ends
+	 * then (Ctrl-C) must not end the configuration under it.
+	 */
+	bool unpacking, done_pending;
 	int check_status;
 	int result_fd;
 	char *result_path;
@@ -108,6 +113,7 @@ struct engine {
 
 static void next_config(struct engine *e);
 static void start_config(struct engine *e);
+static void deferred_config_done(struct loop *loop, void *data);
 
 static void
 push_owned(struct strvec *sv, char *s)
@@ -767,8 +773,10 @@ unpack_results(struct engine *e)
 
 	stage(e, EV_STAGE_BEGIN, "results", e->cfg->name, -1);
 	rc = mkdir_p(dest, 0755);
+	e->unpacking = true;
 	if (rc == OK)
 		rc = spawn_run(e->loop, argv, NULL, true, 8192, &out, &ex);
+	e->unpacking = false;
 	if (rc == OK && (!ex.exited || ex.code))
 		rc = error(ERR_CHILD, "cannot unpack the results of '%s' (%s): %s", e->cfg->name,
 			   e->result_path, out.buf);
@@ -781,6 +789,10 @@ unpack_results(struct engine *e)
 	stage_end(e, "results", rc, rc == OK ? NULL : error_msg());
 	strbuf_release(&out);
 	free(dest);
+	if (e->done_pending) {
+		e->done_pending = false;
+		loop_add_timer(e->loop, 0, false, deferred_config_done, e);
+	}
 }
 
 /* A RESULT piece: the results tarball, streamed to a file. */
@@ -930,6 +942,14 @@ on_agent_msg(const struct agent_msg *m, void *data)
 	char *text;
 
 	e->last_heard_ms = loop_now_ms();
+	/* check's output, results and status belong between RUN and EXIT; one HELLO */
+	if (((m->type == AGENT_OUT || m->type == AGENT_RESULT || m->type == AGENT_EXIT) &&
+	     (e->phase != PH_TESTS || e->got_exit)) ||
+	    (m->type == AGENT_HELLO && e->boot_end_sent))
+		return error(ERR_PROTOCOL, "%s came out of order (%s)", agent_type_name(m->type),
+			     e->phase != PH_TESTS ? "the tests were not running"
+			     : e->got_exit	  ? "after check's EXIT"
+						  : "a second HELLO");
 	switch (m->type) {
 	case AGENT_HELLO:
 		if (agent_hello_parse(m, &hello) != OK)
@@ -1075,7 +1095,13 @@ config_done(struct engine *e)
 static void
 deferred_config_done(struct loop *loop, void *data)
 {
-	config_done(data);
+	struct engine *e = data;
+
+	if (e->unpacking) {
+		e->done_pending = true; /* unpack_results ends the configuration */
+		return;
+	}
+	config_done(e);
 }
 
 /*
