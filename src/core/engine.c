@@ -30,7 +30,7 @@
 #define SHELL_OUT_MAX (1u << 20) /* shell output queued for a front end that does not read */
 #define CONSOLE_TAIL  80	 /* kernel-log lines kept with a crashed or hung test */
 /* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its previous time, at least
- * TEST_LIMIT_MIN seconds; TEST_LIMIT_UNKNOWN without one; times TEST_LIMIT_SLOW under TCG. */
+ * TEST_LIMIT_MIN seconds; TEST_LIMIT_UNKNOWN without one; times TEST_LIMIT_SLOW on a slow (emulated) machine. */
 #define TEST_LIMIT_FACTOR  5
 #define TEST_LIMIT_MIN	   600
 #define TEST_LIMIT_UNKNOWN 1800
@@ -947,9 +947,9 @@ on_agent_msg(const struct agent_msg *m, void *data)
 	     (e->phase != PH_TESTS || e->got_exit)) ||
 	    (m->type == AGENT_HELLO && e->boot_end_sent))
 		return error(ERR_PROTOCOL, "%s came out of order (%s)", agent_type_name(m->type),
-			     e->phase != PH_TESTS ? "the tests were not running"
-			     : e->got_exit	  ? "after check's EXIT"
-						  : "a second HELLO");
+			     m->type == AGENT_HELLO ? "a second HELLO"
+			     : e->got_exit	    ? "after check's EXIT"
+						    : "the tests were not running");
 	switch (m->type) {
 	case AGENT_HELLO:
 		if (agent_hello_parse(m, &hello) != OK)
@@ -1240,7 +1240,9 @@ start_config(struct engine *e)
 	workdir = xasprintf("%s/guest-%s", e->dir, slug);
 	spec.name = slug;
 	spec.workdir = workdir;
-	spec.arch = arch_find(e->plan.kernel.arch);
+	spec.arch = arch_find(e->plan.kernel.arch); /* plan_validate knows the names */
+	if (!spec.arch)
+		BUG("unknown arch '%s' in a validated plan", e->plan.kernel.arch);
 	spec.kernel = e->have_kernel ? e->kernel.image : NULL;
 	spec.initrd = e->initrd;
 	spec.appliance = e->have_appliance ? e->appliance.image : NULL;
@@ -1515,6 +1517,7 @@ engine_free(struct engine *e)
 	close_fd(&e->kernel_fd);
 	close_fd(&e->result_fd);
 	shell_close(e);
+	backend_discard(e->run);
 	strbuf_release(&e->shell_out);
 	strbuf_release(&e->out_line);
 	plan_release(&e->plan);
