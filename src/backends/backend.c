@@ -237,7 +237,8 @@ leases_walk(struct strvec *out, bool reap)
 				unsigned long long start;
 
 				if (sscanf(lines.v[i], "pid %ld %llu", &pid, &start) == 2 &&
-				    pid > 1 && start && proc_start((pid_t)pid) == start)
+				    pid > 1 && (pid_t)pid != getpid() && start &&
+				    proc_start((pid_t)pid) == start)
 					kill((pid_t)pid, SIGKILL);
 				else if (str_startswith(lines.v[i], "path ") &&
 					 lease_path_ok(lines.v[i] + 5))
