@@ -67,6 +67,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backends/hostcheck.h"
 #include "core/loop.h"
 #include "core/plan.h"
 #include "core/status.h"
@@ -177,6 +178,13 @@ struct backend_ops {
 	/* Optional. Process-wide set-up and tear-down (an event implementation, a library). */
 	enum status (*init)(void);
 	void (*cleanup)(void);
+
+	/*
+	 * Optional. `fswb doctor`'s findings for this backend (group: its
+	 * name), added with hostcheck_add() and hostcheck_program(); set
+	 * hc->slow when guests will be slow. It may run programs (o->run_programs).
+	 */
+	void (*doctor)(struct loop *loop, const struct hostcheck_opts *o, struct hostcheck *hc);
 
 	/*
 	 * Required. Fill *out; return OK even when not usable (out says why).

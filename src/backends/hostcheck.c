@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "backends/hostcheck.h"
+
+#include "backends/backend.h"
 #include "core/paths.h"
 #include "core/spawn.h"
 #include "kbuild/kernel.h"
@@ -29,21 +31,40 @@
 #define KVM_API_VERSION_ 12
 #define SBIN_DEFAULT	 "/usr/sbin:/sbin"
 
-static const char *const group_names[HC_NGROUPS] = {
-	[HC_HOST] = "host", [HC_QEMU] = "qemu", [HC_LIBVIRT] = "libvirt",
-	[HC_GCE] = "gce",   [HC_SSH] = "ssh",	[HC_ADB] = "adb",
+/* The groups that are not a backend of this fswb: the host, and the planned backends. */
+static const struct {
+	const char *name, *title;
+} groups[] = {
+	{ HC_HOST, "the kernel, disk and tools on this machine" },
+	{ "libvirt", "planned; not needed for the default local QEMU runs" },
+	{ "gce", "Google Compute Engine, planned; not needed for the default local QEMU runs" },
+	{ "ssh", "a test machine over ssh, planned; not needed for the default local QEMU runs" },
+	{ "adb", "an Android device, planned; not needed for the default local QEMU runs" },
 };
 
-const char *
-hc_group_name(enum hc_group g)
+bool
+hc_group_implemented(const char *group)
 {
-	return g < HC_NGROUPS ? group_names[g] : "?";
+	const char *const *names = backend_names();
+
+	if (!strcmp(group, HC_HOST))
+		return true;
+	for (size_t i = 0; names[i]; i++)
+		if (!strcmp(names[i], group))
+			return true;
+	return false;
 }
 
-bool
-hc_group_implemented(enum hc_group g)
+const char *
+hc_group_title(const char *group)
 {
-	return g == HC_HOST || g == HC_QEMU;
+	const struct backend_ops *ops;
+
+	for (size_t i = 0; i < ARRAY_SIZE(groups); i++)
+		if (!strcmp(groups[i].name, group))
+			return groups[i].title;
+	ops = hc_group_implemented(group) ? backend_find(group) : NULL;
+	return ops ? ops->description : "?";
 }
 
 const char *
@@ -577,9 +598,9 @@ hostcheck_adb_parse(const char *text, struct strvec *devices)
 
 /* ---- all of it ---- */
 
-static struct hc_finding *
-add(struct hostcheck *hc, enum hc_group g, enum hc_state s, bool required, const char *name,
-    char *detail, char *fix)
+struct hc_finding *
+hostcheck_add(struct hostcheck *hc, const char *g, enum hc_state s, bool required, const char *name,
+	      char *detail, char *fix)
 {
 	struct hc_finding *f;
 
@@ -588,6 +609,7 @@ add(struct hostcheck *hc, enum hc_group g, enum hc_state s, bool required, const
 	f->group = g;
 	f->state = s;
 	f->required = required;
+	f->shown = false;
 	f->name = xstrdup(name);
 	f->detail = detail ? detail : xstrdup("");
 	f->fix = fix;
@@ -604,41 +626,49 @@ struct ctx {
 
 /* The version a program prints, or NULL. */
 static char *
-program_version(struct ctx *c, const char *path, const char *flag)
+program_version(struct loop *loop, const struct hostcheck_opts *o, const char *path,
+		const char *flag)
 {
 	const char *argv[] = { path, flag, NULL };
 	struct strbuf out = STRBUF_INIT;
 	char *v = NULL;
 
-	if (!c->o->run_programs)
+	if (!o->run_programs)
 		return NULL;
-	if (run_timed(c->loop, argv, c->o->timeout_ms ? c->o->timeout_ms : PROGRAM_MS, NULL, &out,
-		      NULL, NULL) == OK)
+	if (run_timed(loop, argv, o->timeout_ms ? o->timeout_ms : PROGRAM_MS, NULL, &out, NULL,
+		      NULL) == OK)
 		v = hostcheck_version(out.buf);
 	error_clear();
 	strbuf_release(&out);
 	return v;
 }
 
-/* A program finding: ok with its version (or path), or missing with the install command. */
-static char *
-check_program(struct ctx *c, enum hc_group g, bool required, const char *prog, const char *flag,
-	      const char *why_needed)
+char *
+hostcheck_program(struct loop *loop, const struct hostcheck_opts *o, struct hostcheck *hc,
+		  const char *g, bool required, const char *prog, const char *flag,
+		  const char *why_needed)
 {
-	char *path = hostcheck_find(prog, c->o->path, c->sbin);
+	char *path = hostcheck_find(prog, o->path, o->sbin ? o->sbin : SBIN_DEFAULT);
 
 	if (path) {
-		char *v = flag ? program_version(c, path, flag) : NULL;
+		char *v = flag ? program_version(loop, o, path, flag) : NULL;
 
-		add(c->hc, g, HC_OK, required, prog,
-		    v ? xasprintf("%s (%s)", v, path) : xstrdup(path), NULL);
+		hostcheck_add(hc, g, HC_OK, required, prog,
+			      v ? xasprintf("%s (%s)", v, path) : xstrdup(path), NULL);
 		free(v);
 		return path;
 	}
-	add(c->hc, g, HC_MISSING, required, prog,
-	    why_needed ? xasprintf("(%s)", why_needed) : xstrdup("(not installed)"),
-	    hostcheck_install_cmd(&c->hc->os, prog));
+	hostcheck_add(hc, g, HC_MISSING, required, prog,
+		      why_needed ? xasprintf("(%s)", why_needed) : xstrdup("(not installed)"),
+		      hostcheck_install_cmd(&hc->os, prog));
 	return NULL;
+}
+
+static char *
+check_program(struct ctx *c, const char *g, bool required, const char *prog, const char *flag,
+	      const char *why_needed)
+{
+	return hostcheck_program(c->loop, c->o, c->hc, g, required, prog, flag, why_needed);
 }
 
 static void
@@ -651,13 +681,14 @@ check_kernel(struct ctx *c)
 	if (!here && getcwd(cwd, sizeof(cwd)))
 		here = cwd;
 	if (here && kernel_is_tree(here)) {
-		add(c->hc, HC_HOST, HC_OK, true, "kernel",
-		    xasprintf("the kernel tree in %s (fswb builds it)", here), NULL);
+		hostcheck_add(c->hc, HC_HOST, HC_OK, true, "kernel",
+			      xasprintf("the kernel tree in %s (fswb builds it)", here), NULL);
 		return;
 	}
 	if (kernel_list_installed(&l) != OK) {
-		add(c->hc, HC_HOST, HC_MISSING, true, "kernel",
-		    xasprintf("cannot list the installed kernels: %s", error_msg()), NULL);
+		hostcheck_add(c->hc, HC_HOST, HC_MISSING, true, "kernel",
+			      xasprintf("cannot list the installed kernels: %s", error_msg()),
+			      NULL);
 		error_clear();
 		return;
 	}
@@ -665,24 +696,27 @@ check_kernel(struct ctx *c)
 		const struct kernel *k = &l.v[l.auto_index < l.n ? l.auto_index : 0];
 
 		if (access(k->image, R_OK))
-			add(c->hc, HC_HOST, HC_MISSING, true, "kernel",
-			    xasprintf("%s is not readable by this user (QEMU must read it)",
-				      k->image),
-			    xasprintf("sudo chmod 0644 %s", k->image));
+			hostcheck_add(
+				c->hc, HC_HOST, HC_MISSING, true, "kernel",
+				xasprintf("%s is not readable by this user (QEMU must read it)",
+					  k->image),
+				xasprintf("sudo chmod 0644 %s", k->image));
 		else {
-			add(c->hc, HC_HOST, HC_OK, true, "kernel",
-			    xasprintf("%s (%s)", k->version ? k->version : "installed", k->image),
-			    NULL);
+			hostcheck_add(c->hc, HC_HOST, HC_OK, true, "kernel",
+				      xasprintf("%s (%s)", k->version ? k->version : "installed",
+						k->image),
+				      NULL);
 			c->hc->kernel = xstrdup(k->image);
 		}
 	} else {
 		char *boot = kernel_boot_dir();
 
-		add(c->hc, HC_HOST, HC_MISSING, true, "kernel",
-		    xasprintf("no installed kernel in %s, and no kernel tree in the current "
-			      "directory",
-			      boot),
-		    hostcheck_install_cmd(&c->hc->os, "kernel"));
+		hostcheck_add(
+			c->hc, HC_HOST, HC_MISSING, true, "kernel",
+			xasprintf("no installed kernel in %s, and no kernel tree in the current "
+				  "directory",
+				  boot),
+			hostcheck_install_cmd(&c->hc->os, "kernel"));
 		free(boot);
 	}
 	kernel_list_release(&l);
@@ -696,25 +730,32 @@ check_disk(struct ctx *c)
 	char size[32];
 
 	if (hostcheck_free_space(dir, &bytes) != OK) {
-		add(c->hc, HC_HOST, HC_MISSING, true, "cache disk", xstrdup(error_msg()), NULL);
+		hostcheck_add(c->hc, HC_HOST, HC_MISSING, true, "cache disk", xstrdup(error_msg()),
+			      NULL);
 		error_clear();
 	} else if (bytes < HOSTCHECK_DISK_MIN) {
-		add(c->hc, HC_HOST, HC_MISSING, true, "cache disk",
-		    xasprintf("only %s free in %s; the appliance and the test devices need at "
-			      "least 4 GiB",
-			      format_size(bytes, size, sizeof(size)), dir),
-		    xstrdup("free space there, or set FSWB_CACHE_DIR to a directory on a larger "
-			    "disk"));
+		hostcheck_add(
+			c->hc, HC_HOST, HC_MISSING, true, "cache disk",
+			xasprintf("only %s free in %s; the appliance and the test devices need at "
+				  "least 4 GiB",
+				  format_size(bytes, size, sizeof(size)), dir),
+			xstrdup("free space there, or set FSWB_CACHE_DIR to a directory on a "
+				"larger "
+				"disk"));
 	} else if (bytes < HOSTCHECK_DISK_WARN) {
-		add(c->hc, HC_HOST, HC_WARN, true, "cache disk",
-		    xasprintf("%s free in %s (10 GiB or more is comfortable: kernel builds and "
-			      "several appliances)",
-			      format_size(bytes, size, sizeof(size)), dir),
-		    xstrdup("free space there, or set FSWB_CACHE_DIR to a directory on a larger "
-			    "disk"));
+		hostcheck_add(
+			c->hc, HC_HOST, HC_WARN, true, "cache disk",
+			xasprintf("%s free in %s (10 GiB or more is comfortable: kernel builds and "
+				  "several appliances)",
+				  format_size(bytes, size, sizeof(size)), dir),
+			xstrdup("free space there, or set FSWB_CACHE_DIR to a directory on a "
+				"larger "
+				"disk"));
 	} else {
-		add(c->hc, HC_HOST, HC_OK, true, "cache disk",
-		    xasprintf("%s free in %s", format_size(bytes, size, sizeof(size)), dir), NULL);
+		hostcheck_add(
+			c->hc, HC_HOST, HC_OK, true, "cache disk",
+			xasprintf("%s free in %s", format_size(bytes, size, sizeof(size)), dir),
+			NULL);
 	}
 	free(dir);
 }
@@ -756,7 +797,8 @@ check_appliance(struct ctx *c)
 	char *fix = NULL;
 
 	if (appliance_probe(&why) == OK) {
-		add(c->hc, HC_HOST, HC_OK, true, "appliance build", strbuf_detach(&why), NULL);
+		hostcheck_add(c->hc, HC_HOST, HC_OK, true, "appliance build", strbuf_detach(&why),
+			      NULL);
 		return;
 	}
 	error_clear();
@@ -777,71 +819,8 @@ check_appliance(struct ctx *c)
 		free(deb);
 		free(uidmap);
 	}
-	add(c->hc, HC_HOST, HC_MISSING, true, "appliance build", strbuf_detach(&why), fix);
-}
-
-static const char *
-kvm_fix(enum hc_kvm k)
-{
-	switch (k) {
-	case HC_KVM_NODEV:
-		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
-		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
-	case HC_KVM_NOPERM:
-		return "sudo usermod -aG kvm $USER (then log out and in again)";
-	case HC_KVM_NOVM:
-	case HC_KVM_NOBOOT:
-		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
-		       "kvm_amd nested=1) or run on bare metal";
-	case HC_KVM_OK:
-	case HC_KVM_BROKEN:
-	case HC_KVM_UNTRIED:
-		break;
-	}
-	return NULL;
-}
-
-static void
-check_qemu(struct ctx *c)
-{
-	char *img, *why = NULL;
-	enum hc_kvm k;
-
-	c->hc->qemu = check_program(c, HC_QEMU, true, "qemu-system-x86_64", "--version",
-				    "the local QEMU backend runs the guests with it");
-	img = check_program(c, HC_QEMU, true, "qemu-img", "--version",
-			    "it makes each guest's overlay of the appliance");
-	free(img);
-
-	k = hostcheck_kvm_device(c->o->kvm_dev, &why);
-	if (k == HC_KVM_OK && c->hc->qemu && c->hc->kernel && c->o->run_programs) {
-		k = hostcheck_kvm_boot(c->loop, c->hc->qemu, c->hc->kernel, c->o->kvm_boot_ms,
-				       &why);
-	} else if (k == HC_KVM_OK) {
-		k = HC_KVM_UNTRIED;
-		why = xstrdup(!c->o->run_programs ? "not tried with a guest"
-			      : !c->hc->qemu	  ? "not tried with a guest (no QEMU)"
-						  : "not tried with a guest (no kernel to boot)");
-	}
-	c->hc->kvm = k;
-	if (k == HC_KVM_OK) {
-		add(c->hc, HC_QEMU, HC_OK, false, "KVM",
-		    xstrdup("a guest kernel runs under KVM: guests run at full speed"), NULL);
-	} else if (k == HC_KVM_UNTRIED) {
-		add(c->hc, HC_QEMU, HC_OK, false, "KVM",
-		    xasprintf("%s opens and creates a VM; %s",
-			      c->o->kvm_dev ? c->o->kvm_dev : "/dev/kvm", why),
-		    NULL);
-	} else {
-		const char *fix = kvm_fix(k);
-
-		c->hc->slow = true;
-		add(c->hc, HC_QEMU, HC_WARN, false, "KVM",
-		    xasprintf("no KVM: guests run under emulation (TCG), several times slower: %s",
-			      why),
-		    fix ? xstrdup(fix) : NULL);
-	}
-	free(why);
+	hostcheck_add(c->hc, HC_HOST, HC_MISSING, true, "appliance build", strbuf_detach(&why),
+		      fix);
 }
 
 static void
@@ -860,8 +839,8 @@ check_libvirt(struct ctx *c)
 
 		hostcheck_socket(p, &present, &conn, &e);
 		if (conn) {
-			add(c->hc, HC_LIBVIRT, HC_OK, false, "libvirt socket",
-			    xasprintf("%s accepts connections", p), NULL);
+			hostcheck_add(c->hc, "libvirt", HC_OK, false, "libvirt socket",
+				      xasprintf("%s accepts connections", p), NULL);
 			free(p);
 			free(seen);
 			return;
@@ -876,28 +855,32 @@ check_libvirt(struct ctx *c)
 	if (!any) {
 		char *inst = hostcheck_install_cmd(&c->hc->os, "libvirtd");
 
-		add(c->hc, HC_LIBVIRT, HC_MISSING, false, "libvirt socket",
-		    xasprintf("no %s/libvirt-sock or %s/virtqemud-sock (libvirt is not installed "
-			      "or not running)",
-			      dir, dir),
-		    xasprintf("%s && sudo systemctl enable --now %s", inst,
-			      c->hc->os.family == HC_FAMILY_FEDORA ? "virtqemud.socket"
-								   : "libvirtd"));
+		hostcheck_add(
+			c->hc, "libvirt", HC_MISSING, false, "libvirt socket",
+			xasprintf(
+				"no %s/libvirt-sock or %s/virtqemud-sock (libvirt is not installed "
+				"or not running)",
+				dir, dir),
+			xasprintf("%s && sudo systemctl enable --now %s", inst,
+				  c->hc->os.family == HC_FAMILY_FEDORA ? "virtqemud.socket"
+								       : "libvirtd"));
 		free(inst);
 	} else if (err == EACCES || err == EPERM) {
-		add(c->hc, HC_LIBVIRT, HC_MISSING, false, "libvirt socket",
-		    xasprintf("%s is there but this user may not connect (not in the 'libvirt' "
-			      "group)",
-			      seen),
-		    xstrdup("sudo usermod -aG libvirt $USER (then log out and in again)"));
+		hostcheck_add(
+			c->hc, "libvirt", HC_MISSING, false, "libvirt socket",
+			xasprintf("%s is there but this user may not connect (not in the 'libvirt' "
+				  "group)",
+				  seen),
+			xstrdup("sudo usermod -aG libvirt $USER (then log out and in again)"));
 	} else {
-		add(c->hc, HC_LIBVIRT, HC_MISSING, false, "libvirt socket",
-		    xasprintf("%s is there but refuses connections (%s): the daemon is not "
-			      "running",
-			      seen, strerror(err)),
-		    xasprintf("sudo systemctl start %s", c->hc->os.family == HC_FAMILY_FEDORA
-								 ? "virtqemud.socket"
-								 : "libvirtd"));
+		hostcheck_add(
+			c->hc, "libvirt", HC_MISSING, false, "libvirt socket",
+			xasprintf("%s is there but refuses connections (%s): the daemon is not "
+				  "running",
+				  seen, strerror(err)),
+			xasprintf("sudo systemctl start %s", c->hc->os.family == HC_FAMILY_FEDORA
+								     ? "virtqemud.socket"
+								     : "libvirtd"));
 	}
 	free(seen);
 }
@@ -911,23 +894,25 @@ check_gce(struct ctx *c)
 	char *looked = NULL, *cred = hostcheck_gce_credentials(env, c->home, &looked);
 
 	if (gcloud)
-		add(c->hc, HC_GCE, HC_OK, false, "gcloud", xstrdup(gcloud), NULL);
+		hostcheck_add(c->hc, "gce", HC_OK, false, "gcloud", xstrdup(gcloud), NULL);
 	else
-		add(c->hc, HC_GCE, HC_MISSING, false, "gcloud", xstrdup("(the Google Cloud CLI)"),
-		    xasprintf("%s (from Google's package repository: "
-			      "https://cloud.google.com/sdk/docs/install)",
-			      c->hc->os.family == HC_FAMILY_FEDORA
-				      ? "sudo dnf install google-cloud-cli"
-				      : "sudo apt-get install google-cloud-cli"));
+		hostcheck_add(c->hc, "gce", HC_MISSING, false, "gcloud",
+			      xstrdup("(the Google Cloud CLI)"),
+			      xasprintf("%s (from Google's package repository: "
+					"https://cloud.google.com/sdk/docs/install)",
+					c->hc->os.family == HC_FAMILY_FEDORA
+						? "sudo dnf install google-cloud-cli"
+						: "sudo apt-get install google-cloud-cli"));
 	if (cred)
-		add(c->hc, HC_GCE, HC_OK, false, "GCE credentials", xstrdup(cred), NULL);
+		hostcheck_add(c->hc, "gce", HC_OK, false, "GCE credentials", xstrdup(cred), NULL);
 	else
-		add(c->hc, HC_GCE, HC_MISSING, false, "GCE credentials",
-		    xasprintf("no readable %s", looked),
-		    xstrdup(env && *env ? "point GOOGLE_APPLICATION_CREDENTIALS at a readable "
-					  "key file, or unset it and run: gcloud auth "
-					  "application-default login"
-					: "gcloud auth application-default login"));
+		hostcheck_add(
+			c->hc, "gce", HC_MISSING, false, "GCE credentials",
+			xasprintf("no readable %s", looked),
+			xstrdup(env && *env ? "point GOOGLE_APPLICATION_CREDENTIALS at a readable "
+					      "key file, or unset it and run: gcloud auth "
+					      "application-default login"
+					    : "gcloud auth application-default login"));
 	free(cred);
 	free(looked);
 	free(gcloud);
@@ -938,16 +923,17 @@ check_ssh(struct ctx *c)
 {
 	struct strvec keys = STRVEC_INIT;
 
-	free(check_program(c, HC_SSH, false, "ssh", NULL, "the ssh backend connects with it"));
+	free(check_program(c, "ssh", false, "ssh", NULL, "the ssh backend connects with it"));
 	hostcheck_ssh_keys(c->home, &keys);
 	if (keys.n) {
 		char *list = strvec_join(&keys, ", ");
 
-		add(c->hc, HC_SSH, HC_OK, false, "ssh keys", list, NULL);
+		hostcheck_add(c->hc, "ssh", HC_OK, false, "ssh keys", list, NULL);
 	} else {
-		add(c->hc, HC_SSH, HC_MISSING, false, "ssh keys",
-		    xasprintf("no %s/.ssh/id_* key", c->home),
-		    xstrdup("ssh-keygen -t ed25519 (then ssh-copy-id root@TEST-MACHINE)"));
+		hostcheck_add(
+			c->hc, "ssh", HC_MISSING, false, "ssh keys",
+			xasprintf("no %s/.ssh/id_* key", c->home),
+			xstrdup("ssh-keygen -t ed25519 (then ssh-copy-id root@TEST-MACHINE)"));
 	}
 	strvec_clear(&keys);
 }
@@ -955,7 +941,7 @@ check_ssh(struct ctx *c)
 static void
 check_adb(struct ctx *c)
 {
-	char *adb = check_program(c, HC_ADB, false, "adb", NULL,
+	char *adb = check_program(c, "adb", false, "adb", NULL,
 				  "the Android backend talks to the device with it");
 	const char *argv[] = { adb, "devices", NULL };
 	struct strbuf out = STRBUF_INIT;
@@ -968,19 +954,22 @@ check_adb(struct ctx *c)
 		goto out;
 	if (run_timed(c->loop, argv, c->o->timeout_ms ? c->o->timeout_ms : PROGRAM_MS, NULL, &out,
 		      &ex, &timed_out) != OK) {
-		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices", xstrdup(error_msg()), NULL);
+		hostcheck_add(c->hc, "adb", HC_MISSING, false, "adb devices", xstrdup(error_msg()),
+			      NULL);
 		error_clear();
 		goto out;
 	}
 	if (timed_out || !ex.exited || ex.code) {
-		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices",
-		    xasprintf("'adb devices' %s", timed_out ? "did not answer in time" : "failed"),
-		    xstrdup("adb kill-server; adb devices"));
+		hostcheck_add(c->hc, "adb", HC_MISSING, false, "adb devices",
+			      xasprintf("'adb devices' %s",
+					timed_out ? "did not answer in time" : "failed"),
+			      xstrdup("adb kill-server; adb devices"));
 		goto out;
 	}
 	ready = hostcheck_adb_parse(out.buf, &devs);
 	if (ready) {
-		add(c->hc, HC_ADB, HC_OK, false, "adb devices", strvec_join(&devs, ", "), NULL);
+		hostcheck_add(c->hc, "adb", HC_OK, false, "adb devices", strvec_join(&devs, ", "),
+			      NULL);
 	} else if (devs.n) {
 		char *list = strvec_join(&devs, ", ");
 		const char *fix = strstr(list, "unauthorized")
@@ -991,13 +980,14 @@ check_adb(struct ctx *c)
 					    "reconnect it"
 					  : "reconnect the device, then: adb kill-server";
 
-		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices",
-		    xasprintf("none ready: %s", list), xstrdup(fix));
+		hostcheck_add(c->hc, "adb", HC_MISSING, false, "adb devices",
+			      xasprintf("none ready: %s", list), xstrdup(fix));
 		free(list);
 	} else {
-		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices", xstrdup("no device connected"),
-		    xstrdup("connect the device by USB with USB debugging on (Settings, "
-			    "Developer options)"));
+		hostcheck_add(c->hc, "adb", HC_MISSING, false, "adb devices",
+			      xstrdup("no device connected"),
+			      xstrdup("connect the device by USB with USB debugging on (Settings, "
+				      "Developer options)"));
 	}
 out:
 	strvec_clear(&devs);
@@ -1023,7 +1013,12 @@ hostcheck_run(struct loop *loop, const struct hostcheck_opts *opts, struct hostc
 	check_disk(&c);
 	check_mkfs(&c);
 	check_appliance(&c);
-	check_qemu(&c);
+	for (const char *const *name = backend_names(); *name; name++) {
+		const struct backend_ops *ops = backend_find(*name);
+
+		if (ops->doctor)
+			ops->doctor(loop, opts, out);
+	}
 	check_libvirt(&c);
 	check_gce(&c);
 	check_ssh(&c);
@@ -1051,18 +1046,17 @@ hostcheck_release(struct hostcheck *hc)
 	free(hc->v);
 	hc_os_release(&hc->os);
 	free(hc->kernel);
-	free(hc->qemu);
 	memset(hc, 0, sizeof(*hc));
 }
 
 size_t
-hostcheck_group(const struct hostcheck *hc, enum hc_group g, const struct hc_finding **first)
+hostcheck_group(const struct hostcheck *hc, const char *g, const struct hc_finding **first)
 {
 	size_t n = 0;
 
 	*first = NULL;
 	for (size_t i = 0; i < hc->n; i++) {
-		if (hc->v[i].group != g)
+		if (strcmp(hc->v[i].group, g))
 			continue;
 		if (!n)
 			*first = &hc->v[i];

@@ -12,9 +12,11 @@
  * Ubuntu use apt-get, Fedora dnf).
  *
  * Findings come in groups: "host" (kernel, cache disk, mkfs tools, the
- * appliance build) and one per backend (qemu, libvirt, gce, ssh, adb). Only
- * the findings marked required decide whether the default path -- a local
- * QEMU guest booting an installed kernel with the appliance, ext4/4k -- can
+ * appliance build), then one per backend of this fswb, which the backend
+ * fills itself (its doctor slot, backend.h: qemu's QEMU, qemu-img and
+ * KVM), then the planned backends (libvirt, gce, ssh, adb). Only the
+ * findings marked required decide whether the default path -- a local QEMU
+ * guest booting an installed kernel with the appliance, ext4/4k -- can
  * work; the groups of backends that do not exist yet are informational.
  *
  *	required, decides `ready`:
@@ -66,20 +68,13 @@
 #define HOSTCHECK_DISK_MIN  (4ull << 30)  /* below this the appliance does not fit */
 #define HOSTCHECK_DISK_WARN (10ull << 30) /* below this: a warning */
 
-enum hc_group {
-	HC_HOST,
-	HC_QEMU,
-	HC_LIBVIRT,
-	HC_GCE,
-	HC_SSH,
-	HC_ADB,
-	HC_NGROUPS,
-};
+/* The group of the host's own findings; the others are named as their backends. */
+#define HC_HOST "host"
 
-/* "host", "qemu", "libvirt", "gce", "ssh", "adb". */
-const char *hc_group_name(enum hc_group g);
-/* Whether fswb has this backend today (host and qemu: true). */
-bool hc_group_implemented(enum hc_group g);
+/* Whether fswb has this backend today (and "host"). */
+bool hc_group_implemented(const char *group);
+/* What the group is about, one line ("the kernel, disk and tools on this machine"). */
+const char *hc_group_title(const char *group);
 
 enum hc_state {
 	HC_OK,	    /* there and usable */
@@ -91,9 +86,10 @@ enum hc_state {
 const char *hc_state_str(enum hc_state s);
 
 struct hc_finding {
-	enum hc_group group;
+	const char *group; /* HC_HOST or a backend's name: a static string */
 	enum hc_state state;
 	bool required; /* part of the default local QEMU path */
+	bool shown;    /* worth showing on the welcome screen even when fine (KVM) */
 	char *name;    /* "qemu-system-x86_64", "KVM", "mkfs.xfs", "cache disk" */
 	char *detail; /* "7.2.22", "75 GiB free in ~/.cache/fswb", "(xfs configurations need it)" */
 	char *fix;    /* the command or step that fixes it; NULL when nothing is to do */
@@ -233,11 +229,9 @@ struct hostcheck {
 	struct hc_finding *v; /* in group order, then the order checked */
 	size_t n, alloc;
 	struct hc_os os;
-	bool ready;	 /* every required finding is not HC_MISSING */
-	bool slow;	 /* ready, but without KVM */
-	enum hc_kvm kvm; /* what the KVM checks found */
-	char *kernel;	 /* the kernel the default path boots, or NULL */
-	char *qemu;	 /* qemu-system-x86_64's path, or NULL */
+	bool ready;   /* every required finding is not HC_MISSING */
+	bool slow;    /* ready, but guests run slowly (a backend says so: no KVM) */
+	char *kernel; /* the kernel the default path boots, or NULL */
 };
 
 /*
@@ -249,7 +243,19 @@ enum status hostcheck_run(struct loop *loop, const struct hostcheck_opts *opts,
 void hostcheck_release(struct hostcheck *hc);
 
 /* The findings of one group, in order: a helper for views. Returns how many. */
-size_t hostcheck_group(const struct hostcheck *hc, enum hc_group g,
+size_t hostcheck_group(const struct hostcheck *hc, const char *group,
 		       const struct hc_finding **first);
+
+/* For a backend's doctor: add a finding (detail and fix are taken over; detail may be NULL). */
+struct hc_finding *hostcheck_add(struct hostcheck *hc, const char *group, enum hc_state s,
+				 bool required, const char *name, char *detail, char *fix);
+/*
+ * For a backend's doctor: prog found (ok, with the version it prints for
+ * flag when o->run_programs) or missing (why_needed, the install command).
+ * Its path, or NULL; free() it.
+ */
+char *hostcheck_program(struct loop *loop, const struct hostcheck_opts *o, struct hostcheck *hc,
+			const char *group, bool required, const char *prog, const char *flag,
+			const char *why_needed);
 
 #endif

@@ -753,6 +753,74 @@ qemu_notice(void *priv)
 	return ((struct qemu *)priv)->notice;
 }
 
+static const char *
+kvm_fix(enum hc_kvm k)
+{
+	switch (k) {
+	case HC_KVM_NODEV:
+		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
+		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
+	case HC_KVM_NOPERM:
+		return "sudo usermod -aG kvm $USER (then log out and in again)";
+	case HC_KVM_NOVM:
+	case HC_KVM_NOBOOT:
+		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
+		       "kvm_amd nested=1) or run on bare metal";
+	case HC_KVM_OK:
+	case HC_KVM_BROKEN:
+	case HC_KVM_UNTRIED:
+		break;
+	}
+	return NULL;
+}
+
+/* fswb doctor: QEMU, qemu-img, and whether KVM really runs a guest (it boots hc->kernel). */
+static void
+qemu_doctor(struct loop *loop, const struct hostcheck_opts *o, struct hostcheck *hc)
+{
+	char *qemu, *img, *why = NULL;
+	struct hc_finding *f;
+	enum hc_kvm k;
+
+	qemu = hostcheck_program(loop, o, hc, "qemu", true, "qemu-system-x86_64", "--version",
+				 "the local QEMU backend runs the guests with it");
+	img = hostcheck_program(loop, o, hc, "qemu", true, "qemu-img", "--version",
+				"it makes each guest's overlay of the appliance");
+	free(img);
+
+	k = hostcheck_kvm_device(o->kvm_dev, &why);
+	if (k == HC_KVM_OK && qemu && hc->kernel && o->run_programs) {
+		k = hostcheck_kvm_boot(loop, qemu, hc->kernel, o->kvm_boot_ms, &why);
+	} else if (k == HC_KVM_OK) {
+		k = HC_KVM_UNTRIED;
+		why = xstrdup(!o->run_programs ? "not tried with a guest"
+			      : !qemu	       ? "not tried with a guest (no QEMU)"
+					       : "not tried with a guest (no kernel to boot)");
+	}
+	if (k == HC_KVM_OK) {
+		f = hostcheck_add(
+			hc, "qemu", HC_OK, false, "KVM",
+			xstrdup("a guest kernel runs under KVM: guests run at full speed"), NULL);
+	} else if (k == HC_KVM_UNTRIED) {
+		f = hostcheck_add(hc, "qemu", HC_OK, false, "KVM",
+				  xasprintf("%s opens and creates a VM; %s",
+					    o->kvm_dev ? o->kvm_dev : "/dev/kvm", why),
+				  NULL);
+	} else {
+		const char *fix = kvm_fix(k);
+
+		hc->slow = true;
+		f = hostcheck_add(hc, "qemu", HC_WARN, false, "KVM",
+				  xasprintf("no KVM: guests run under emulation (TCG), several "
+					    "times slower: %s",
+					    why),
+				  fix ? xstrdup(fix) : NULL);
+	}
+	f->shown = true;
+	free(why);
+	free(qemu);
+}
+
 static enum status
 program_check(const char *value)
 {
@@ -783,6 +851,7 @@ const struct backend_ops qemu_backend = {
 	.description = "a local virtual machine started with QEMU (KVM when available)",
 	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL | BACKEND_SHELL,
 	.options = qemu_options,
+	.doctor = qemu_doctor,
 	.probe = qemu_probe,
 	.start = qemu_start,
 	.send = qemu_send,
