@@ -338,8 +338,7 @@ flush_outq(struct qemu *q)
 
 		if (n <= 0)
 			break;
-		memmove(q->outq.buf, q->outq.buf + n, q->outq.len - (size_t)n);
-		strbuf_setlen(&q->outq, q->outq.len - (size_t)n);
+		strbuf_drop_front(&q->outq, (size_t)n);
 	}
 	loop_mod_fd(q->loop, q->ctl_in, q->outq.len ? POLLOUT : 0);
 }
@@ -668,8 +667,7 @@ on_shell(struct loop *loop, int fd, short revents, void *data)
 
 	if (revents & POLLOUT) {
 		while (q->shellq.len && (n = write(fd, q->shellq.buf, q->shellq.len)) > 0) {
-			memmove(q->shellq.buf, q->shellq.buf + n, q->shellq.len - (size_t)n);
-			strbuf_setlen(&q->shellq, q->shellq.len - (size_t)n);
+			strbuf_drop_front(&q->shellq, (size_t)n);
 		}
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0)

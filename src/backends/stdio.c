@@ -162,8 +162,7 @@ flush_outq(struct stdio_session *s)
 
 		if (n <= 0)
 			break;
-		memmove(s->outq.buf, s->outq.buf + n, s->outq.len - (size_t)n);
-		strbuf_setlen(&s->outq, s->outq.len - (size_t)n);
+		strbuf_drop_front(&s->outq, (size_t)n);
 	}
 	loop_mod_fd(s->loop, s->in, s->outq.len ? POLLOUT : 0);
 }

@@ -879,8 +879,7 @@ on_shell_fd(struct loop *loop, int fd, short revents, void *data)
 	ssize_t n;
 
 	while (e->shell_out.len && (n = write(fd, e->shell_out.buf, e->shell_out.len)) > 0) {
-		memmove(e->shell_out.buf, e->shell_out.buf + n, e->shell_out.len - (size_t)n);
-		strbuf_setlen(&e->shell_out, e->shell_out.len - (size_t)n);
+		strbuf_drop_front(&e->shell_out, (size_t)n);
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		if (e->session && session_shell_send(e->session, buf, (size_t)n) != OK)

@@ -281,6 +281,20 @@ run(struct ctx *c, const struct plan *plan)
 	return root;
 }
 
+/* Run tests ("generic/001=pass"...) with a test limit (0: the default). */
+static json_t *
+run_named(struct ctx *c, const char *const *tests, unsigned test_timeout)
+{
+	struct plan plan;
+	json_t *root;
+
+	plan_for(&plan, tests);
+	plan.test_timeout = test_timeout;
+	root = run(c, &plan);
+	plan_release(&plan);
+	return root;
+}
+
 static void
 ctx_release(struct ctx *c, json_t *root)
 {
@@ -335,11 +349,7 @@ test_pass_fail_notrun(void **state)
 	static const char *const tests[] = { "generic/001=pass", "generic/002=fail",
 					     "generic/003=notrun", NULL };
 	struct ctx c = { 0 };
-	struct plan plan;
-	json_t *root;
-
-	plan_for(&plan, tests);
-	root = run(&c, &plan);
+	json_t *root = run_named(&c, tests, 0);
 	assert_status(&c, root, "generic/001", "pass");
 	assert_status(&c, root, "generic/002", "fail");
 	assert_status(&c, root, "generic/003", "notrun");
@@ -349,7 +359,6 @@ test_pass_fail_notrun(void **state)
 	assert_true(flag_of(root, "finished"));
 	assert_false(flag_of(root, "interrupted"));
 	ctx_release(&c, root);
-	plan_release(&plan);
 }
 
 static void
@@ -358,11 +367,7 @@ test_crash_then_new_session(void **state)
 	static const char *const tests[] = { "generic/001=pass", "generic/002=crash",
 					     "generic/003=pass", NULL };
 	struct ctx c = { .kill_at = "generic/002" };
-	struct plan plan;
-	json_t *root;
-
-	plan_for(&plan, tests);
-	root = run(&c, &plan);
+	json_t *root = run_named(&c, tests, 0);
 	assert_status(&c, root, "generic/001", "pass");
 	assert_status(&c, root, "generic/002", "crashed");
 	assert_status(&c, root, "generic/003", "pass");
@@ -370,7 +375,6 @@ test_crash_then_new_session(void **state)
 	assert_int_equal(strstr(strstr(c.log.buf, "stage+ boot") + 1, "stage+ boot") != NULL, 1);
 	assert_log(&c, "end of run 1\n");
 	ctx_release(&c, root);
-	plan_release(&plan);
 }
 
 static void
@@ -379,18 +383,12 @@ test_hang_caught(void **state)
 	static const char *const tests[] = { "generic/001=pass", "generic/002=hang",
 					     "generic/003=pass", NULL };
 	struct ctx c = { 0 };
-	struct plan plan;
-	json_t *root;
-
-	plan_for(&plan, tests);
-	plan.test_timeout = 2;
-	root = run(&c, &plan);
+	json_t *root = run_named(&c, tests, 2);
 	assert_status(&c, root, "generic/001", "pass");
 	assert_status(&c, root, "generic/002", "hung");
 	assert_status(&c, root, "generic/003", "pass");
 	assert_log(&c, "end of run 1\n");
 	ctx_release(&c, root);
-	plan_release(&plan);
 }
 
 /* Ctrl-C in a stage: the run ends interrupted, with what ran before it. */
@@ -400,12 +398,8 @@ cancel_in(const char *where, const char *ran, const char *status)
 	static const char *const tests[] = { "generic/001=pass", "generic/002=hang", NULL };
 	static const char *const short_tests[] = { "generic/001=big", NULL };
 	struct ctx c = { .cancel_at = where };
-	struct plan plan;
-	json_t *root;
-
 	/* at "results" the hang would never let the tests end */
-	plan_for(&plan, strcmp(where, "results") ? tests : short_tests);
-	root = run(&c, &plan);
+	json_t *root = run_named(&c, strcmp(where, "results") ? tests : short_tests, 0);
 	assert_log(&c, " interrupted\n");
 	assert_true(flag_of(root, "interrupted"));
 	if (ran)
@@ -413,7 +407,6 @@ cancel_in(const char *where, const char *ran, const char *status)
 	else
 		assert_null(status_of(root, "generic/001"));
 	ctx_release(&c, root);
-	plan_release(&plan);
 }
 
 static void
@@ -441,46 +434,35 @@ test_cancel_in_results(void **state)
 	cancel_in("results", "generic/001", "pass");
 }
 
-/* A frame out of order (EXIT while check runs): a protocol matter of that guest. */
+/* A broken agent's frame in the middle of a test: the guest's protocol error, never fswb's. */
+static void
+frame_case(const char *frame, const char *says)
+{
+	char *bad = xasprintf("generic/002=frame %s", frame);
+	const char *const tests[] = { "generic/001=pass", bad, "generic/003=pass", NULL };
+	struct ctx c = { 0 };
+	json_t *root = run_named(&c, tests, 0);
+
+	assert_status(&c, root, "generic/001", "pass");
+	assert_status(&c, root, "generic/002", "crashed");
+	assert_log(&c, says);
+	assert_log(&c, "end of run 1\n");
+	ctx_release(&c, root);
+	free(bad);
+}
+
+/* RESULT and EXIT while check runs, then check's own output: out of order. */
 static void
 test_frame_out_of_order(void **state)
 {
-	static const char *const tests[] = { "generic/001=pass",
-					     "generic/002=frame RESULT +3\\nabcEXIT 0\\n",
-					     "generic/003=pass", NULL };
-	struct ctx c = { 0 };
-	struct plan plan;
-	json_t *root;
-
-	plan_for(&plan, tests);
-	root = run(&c, &plan);
-	assert_status(&c, root, "generic/001", "pass");
-	assert_status(&c, root, "generic/002", "crashed");
-	assert_log(&c, "came out of order");
-	assert_log(&c, "end of run 1\n");
-	ctx_release(&c, root);
-	plan_release(&plan);
+	frame_case("RESULT +3\\nabcEXIT 0\\n", "came out of order");
 }
 
-/* A frame longer than the protocol allows: the guest broke it, and it is stopped. */
+/* A payload longer than the protocol allows. */
 static void
 test_frame_oversized(void **state)
 {
-	static const char *const tests[] = { "generic/001=pass",
-					     "generic/002=frame OUT +999999999999\\n",
-					     "generic/003=pass", NULL };
-	struct ctx c = { 0 };
-	struct plan plan;
-	json_t *root;
-
-	plan_for(&plan, tests);
-	root = run(&c, &plan);
-	assert_status(&c, root, "generic/001", "pass");
-	assert_log(&c, "broke the protocol");
-	assert_status(&c, root, "generic/002", "crashed");
-	assert_log(&c, "end of run 1\n");
-	ctx_release(&c, root);
-	plan_release(&plan);
+	frame_case("OUT +999999999999\\n", "broke the protocol");
 }
 
 static int
