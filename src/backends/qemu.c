@@ -110,29 +110,43 @@ find_qemu(const char *opt, const struct arch_info *arch)
 	return NULL;
 }
 
-/* Why KVM cannot even be opened, or NULL when it can. */
+/* The step that makes KVM usable, or NULL when there is none to give. */
+static const char *
+kvm_fix(enum hc_kvm k)
+{
+	switch (k) {
+	case HC_KVM_NODEV:
+		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
+		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
+	case HC_KVM_NOPERM:
+		return "sudo usermod -aG kvm $USER (then log out and in again)";
+	case HC_KVM_NOVM:
+	case HC_KVM_NOBOOT:
+		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
+		       "kvm_amd nested=1) or run on bare metal";
+	case HC_KVM_OK:
+	case HC_KVM_BROKEN:
+	case HC_KVM_UNTRIED:
+		break;
+	}
+	return NULL;
+}
+
+/* Why the KVM device is not usable (hostcheck_kvm_device), or NULL when it is. */
 static char *
 kvm_device_problem(char **fix)
 {
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	char *why = NULL;
+	enum hc_kvm k = hostcheck_kvm_device(NULL, &why);
 
-	if (fd >= 0) {
-		close(fd);
+	*fix = NULL;
+	if (k == HC_KVM_OK || k == HC_KVM_UNTRIED) {
+		free(why);
 		return NULL;
 	}
-	if (errno == ENOENT) {
-		*fix = xstrdup("enable virtualisation in the firmware, or use a VM type with "
-			       "nested virtualisation; then 'modprobe kvm_intel' or 'modprobe "
-			       "kvm_amd'");
-		return xstrdup("there is no /dev/kvm (no hardware virtualisation here)");
-	}
-	if (errno == EACCES || errno == EPERM) {
-		*fix = xstrdup("sudo usermod -aG kvm \"$USER\" (then log in again)");
-		return xstrdup("/dev/kvm exists but this user may not open it (not in the "
-			       "'kvm' group)");
-	}
-	*fix = NULL;
-	return xasprintf("/dev/kvm cannot be opened: %s", strerror(errno));
+	if (kvm_fix(k))
+		*fix = xstrdup(kvm_fix(k));
+	return why;
 }
 
 static char *
@@ -749,27 +763,6 @@ static const char *
 qemu_notice(void *priv)
 {
 	return ((struct qemu *)priv)->notice;
-}
-
-static const char *
-kvm_fix(enum hc_kvm k)
-{
-	switch (k) {
-	case HC_KVM_NODEV:
-		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
-		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
-	case HC_KVM_NOPERM:
-		return "sudo usermod -aG kvm $USER (then log out and in again)";
-	case HC_KVM_NOVM:
-	case HC_KVM_NOBOOT:
-		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
-		       "kvm_amd nested=1) or run on bare metal";
-	case HC_KVM_OK:
-	case HC_KVM_BROKEN:
-	case HC_KVM_UNTRIED:
-		break;
-	}
-	return NULL;
 }
 
 /* fswb doctor: QEMU, qemu-img, and whether KVM really runs a guest (it boots hc->kernel). */

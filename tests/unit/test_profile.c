@@ -123,7 +123,7 @@ test_shipped_sets(void **state)
 	s = profiles_set(&shipped, "smoke");
 	assert_non_null(s);
 	assert_true(strvec_contains(&s->groups, "smoketest"));
-	assert_true(strvec_contains(&s->env, "SOAK_DURATION=3m"));
+	assert_true(strvec_contains(&s->env, "SOAK_DURATION=180"));
 	s = profiles_set(&shipped, "quick");
 	assert_non_null(s);
 	assert_true(strvec_contains(&s->groups, "quick"));
