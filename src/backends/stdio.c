@@ -237,7 +237,6 @@ stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 	int sv[2] = { -1, -1 };
 	const char *fstests = session_spec_opt(spec, "fstests");
 	char *agent_dir = rootfs_agent_dir(), *agent = NULL;
-	const char *env[] = { "FSWB_AGENT_HB=1", NULL };
 	enum status rc;
 
 	s->loop = loop;
@@ -285,7 +284,6 @@ stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 	s->in = sv[0];
 	agent = path_join(agent_dir, "fswb-agent");
 	o.argv = (const char *const[]){ "sh", agent, "--stdio", "--workdir", s->agent_work, NULL };
-	o.env = env;
 	o.cwd = s->workdir;
 	o.in = SPAWN_FD;
 	o.in_fd = sv[1];

@@ -161,6 +161,10 @@ on_event(void *data, const struct event *ev)
 	case EV_ERROR:
 		strbuf_addf(&c->log, "error %s\n", ev->u.error.message);
 		break;
+	case EV_KMSG:
+	case EV_CONSOLE:
+		strbuf_addf(&c->log, "line %s\n", ev->u.line.text);
+		break;
 	case EV_RUN_END:
 		strbuf_addf(&c->log, "end of run %d%s\n", ev->u.end.exit_code,
 			    ev->u.end.interrupted ? " interrupted" : "");
@@ -391,6 +395,26 @@ test_hang_caught(void **state)
 	ctx_release(&c, root);
 }
 
+/* A guest that says nothing for longer than the backend's silence limit counts as hung. */
+static void
+test_silence_caught(void **state)
+{
+	static const char *const tests[] = { "generic/001=pass", "generic/002=hang",
+					     "generic/003=pass", NULL };
+	struct ctx c = { 0 };
+	struct plan plan;
+	json_t *root;
+
+	plan_for(&plan, tests);
+	plan_set_backend_opt(&plan, "silence", "2"); /* the agent's heartbeat comes every 5 s */
+	root = run(&c, &plan);
+	assert_status(&c, root, "generic/002", "hung");
+	assert_log(&c, "was silent for 2 seconds");
+	assert_status(&c, root, "generic/003", "pass");
+	ctx_release(&c, root);
+	plan_release(&plan);
+}
+
 /* Ctrl-C in a stage: the run ends interrupted, with what ran before it. */
 static void
 cancel_in(const char *where, const char *ran, const char *status)
@@ -496,6 +520,7 @@ main(void)
 		cmocka_unit_test(test_pass_fail_notrun),
 		cmocka_unit_test(test_crash_then_new_session),
 		cmocka_unit_test(test_hang_caught),
+		cmocka_unit_test(test_silence_caught),
 		cmocka_unit_test(test_cancel_at_start),
 		cmocka_unit_test(test_cancel_in_boot),
 		cmocka_unit_test(test_cancel_in_tests),
