@@ -14,9 +14,7 @@
 
 #include "core/paths.h"
 
-/* The backends a user chooses from; stdio is the engine's test double (see stdio.c). */
-static const struct backend_ops *const all[] = { &qemu_backend, NULL };
-static const struct backend_ops *const hidden[] = { &stdio_backend, NULL };
+static const struct backend_ops *const all[] = { &qemu_backend, &stdio_backend, NULL };
 
 static const struct arch_info arches[] = {
 	{ "x86_64", "x86_64", "ttyS0" },
@@ -292,9 +290,11 @@ const char *const *
 backend_names(void)
 {
 	static const char *names[ARRAY_SIZE(all)];
+	size_t n = 0;
 
 	for (size_t i = 0; all[i]; i++)
-		names[i] = all[i]->name;
+		if (!all[i]->internal)
+			names[n++] = all[i]->name;
 	return names;
 }
 
@@ -304,9 +304,6 @@ backend_find(const char *name)
 	for (size_t i = 0; all[i]; i++)
 		if (!strcmp(all[i]->name, name))
 			return all[i];
-	for (size_t i = 0; hidden[i]; i++)
-		if (!strcmp(hidden[i]->name, name))
-			return hidden[i];
 	return NULL;
 }
 

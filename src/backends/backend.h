@@ -19,7 +19,7 @@
  *
  *	backends_init();                          process-wide, once (main)
  *	ops = backend_find(plan->backend);
- *	backend_check_options(ops, plan);         at plan time: unknown keys,
+ *	backend_check_options(plan);              at plan time: unknown keys,
  *	                                          bad values, with the fix
  *	backend_probe(ops, plan, &probe);         usable here? why not, the fix
  *	backend_prepare(ops, loop, plan, &run);   run-wide artifacts (an image
@@ -97,8 +97,7 @@ void backend_probe_release(struct backend_probe *p);
 /* A key a backend accepts in -o KEY=VALUE (plan.backend.options). */
 struct backend_option {
 	const char *key;   /* "qemu", "accel", "silence" */
-	const char *value; /* what the value is, for messages and --help: "PATH", "tcg" */
-	const char *help;  /* one line */
+	const char *value; /* what the value is, for messages: "PATH", "tcg" */
 	/* Optional. OK, or an error saying what a good value is (the caller names the key). */
 	enum status (*check)(const char *value);
 };
@@ -172,6 +171,7 @@ struct backend_ops {
 	const char *name;	 /* "qemu" */
 	const char *description; /* one line for the wizard and --help */
 	unsigned caps;		 /* enum backend_cap */
+	bool internal;		 /* not offered to users: fswb's own tests use it (stdio) */
 	/* The keys it accepts; { NULL } ends the list. Others are refused at plan time. */
 	const struct backend_option *options;
 

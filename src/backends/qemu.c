@@ -830,11 +830,10 @@ accel_check(const char *value)
 }
 
 static const struct backend_option qemu_options[] = {
-	{ "qemu", "PATH", "the QEMU binary (default: qemu-system-ARCH in PATH)", program_check },
-	{ "accel", "tcg", "never try KVM: emulate", accel_check },
-	{ "silence", "SECONDS", "how long a guest may print nothing before it counts as hung",
-	  backend_option_seconds },
-	{ NULL, NULL, NULL, NULL },
+	{ "qemu", "PATH", program_check },		  /* the QEMU binary */
+	{ "accel", "tcg", accel_check },		  /* never try KVM */
+	{ "silence", "SECONDS", backend_option_seconds }, /* quiet this long: hung */
+	{ NULL, NULL, NULL },
 };
 
 const struct backend_ops qemu_backend = {

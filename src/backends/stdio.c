@@ -396,17 +396,17 @@ dir_check(const char *value)
 }
 
 static const struct backend_option stdio_options[] = {
-	{ "fstests", "DIR", "the fstests tree check runs in", dir_check },
-	{ "boot", "SECONDS", "how long the agent may take to say HELLO", backend_option_seconds },
-	{ "silence", "SECONDS", "how long the agent may be silent before it counts as hung",
-	  backend_option_seconds },
-	{ NULL, NULL, NULL, NULL },
+	{ "fstests", "DIR", dir_check },		  /* the fstests tree check runs in */
+	{ "boot", "SECONDS", backend_option_seconds },	  /* until the agent's HELLO */
+	{ "silence", "SECONDS", backend_option_seconds }, /* quiet this long: hung */
+	{ NULL, NULL, NULL },
 };
 
 const struct backend_ops stdio_backend = {
 	.name = "stdio",
 	.description = "the guest agent on this host over pipes (fswb's own tests)",
 	.caps = BACKEND_PARALLEL,
+	.internal = true,
 	.options = stdio_options,
 	.probe = stdio_probe,
 	.start = stdio_start,
