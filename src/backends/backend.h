@@ -9,7 +9,7 @@
  * A backend gives the engine *sessions*: one test machine each (a VM, an
  * instance, a device, a process on this host) running fswb's guest agent,
  * with three byte streams from it:
- *	control	the agent's protocol (src/backends/agent_proto.h), both ways
+ *	control	the agent's protocol (src/agent/agent_proto.h), both ways
  *	console	the kernel log (serial console, or `dmesg -w` on a device)
  *	shell	a shell in the machine, once asked for (BACKEND_SHELL)
  * The console is separate so that a panic is seen even when the agent died.
@@ -67,7 +67,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "backends/hostcheck.h"
 #include "core/loop.h"
 #include "core/plan.h"
 #include "core/status.h"
@@ -133,6 +132,8 @@ struct session_spec {
 	const char *initrd;	      /* initramfs, or NULL when the kernel needs none */
 	const char *cmdline;	      /* a fragment for the kernel command line, or NULL */
 	const char *appliance;	      /* root filesystem image (BACKEND_APPLIANCE), never written */
+	const char *agent;	      /* fswb-agent on this host: for a machine without the
+					 appliance, the backend runs or installs it */
 	const struct session_disk *disks;
 	size_t ndisks;
 	unsigned cpus;
@@ -178,13 +179,6 @@ struct backend_ops {
 	/* Optional. Process-wide set-up and tear-down (an event implementation, a library). */
 	enum status (*init)(void);
 	void (*cleanup)(void);
-
-	/*
-	 * Optional. `fswb doctor`'s findings for this backend (group: its
-	 * name), added with hostcheck_add() and hostcheck_program(); set
-	 * hc->slow when guests will be slow. It may run programs (o->run_programs).
-	 */
-	void (*doctor)(struct loop *loop, const struct hostcheck_opts *o, struct hostcheck *hc);
 
 	/*
 	 * Required. Fill *out; return OK even when not usable (out says why).

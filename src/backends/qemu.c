@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
-#include "backends/hostcheck.h"
+#include "backends/kvm.h"
 #include "core/paths.h"
 #include "core/spawn.h"
 
@@ -89,63 +89,37 @@ plan_arch(const struct plan *plan)
 static char *
 find_qemu(const char *opt, const struct arch_info *arch)
 {
-	const char *path = getenv("PATH");
 	char name[64];
-	char *dirs, *dir, *save = NULL;
 
 	if (opt)
 		return access(opt, X_OK) ? NULL : xstrdup(opt);
 	snprintf(name, sizeof(name), "qemu-system-%s", arch->machine);
-	dirs = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		char *p = path_join(dir, name);
-
-		if (!access(p, X_OK)) {
-			free(dirs);
-			return p;
-		}
-		free(p);
-	}
-	free(dirs);
-	return NULL;
+	return path_which(name, NULL, NULL);
 }
 
-/* The step that makes KVM usable, or NULL when there is none to give. */
-static const char *
-kvm_fix(enum hc_kvm k)
-{
-	switch (k) {
-	case HC_KVM_NODEV:
-		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
-		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
-	case HC_KVM_NOPERM:
-		return "sudo usermod -aG kvm $USER (then log out and in again)";
-	case HC_KVM_NOVM:
-	case HC_KVM_NOBOOT:
-		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
-		       "kvm_amd nested=1) or run on bare metal";
-	case HC_KVM_OK:
-	case HC_KVM_BROKEN:
-	case HC_KVM_UNTRIED:
-		break;
-	}
-	return NULL;
-}
-
-/* Why the KVM device is not usable (hostcheck_kvm_device), or NULL when it is. */
+/* Why the KVM device is not usable (kvm_try_device), or NULL when it is. */
 static char *
 kvm_device_problem(char **fix)
 {
 	char *why = NULL;
-	enum hc_kvm k = hostcheck_kvm_device(NULL, &why);
 
 	*fix = NULL;
-	if (k == HC_KVM_OK || k == HC_KVM_UNTRIED) {
+	switch (kvm_try_device(NULL, &why)) {
+	case KVM_TRY_OK:
+	case KVM_TRY_UNTRIED:
 		free(why);
 		return NULL;
+	case KVM_TRY_NODEV:
+		*fix = xstrdup("enable virtualisation in the firmware, or use a VM type with "
+			       "nested virtualisation; then 'modprobe kvm_intel' or 'modprobe "
+			       "kvm_amd'");
+		break;
+	case KVM_TRY_NOPERM:
+		*fix = xstrdup("sudo usermod -aG kvm \"$USER\" (then log in again)");
+		break;
+	default:
+		break;
 	}
-	if (kvm_fix(k))
-		*fix = xstrdup(kvm_fix(k));
 	return why;
 }
 
@@ -245,7 +219,7 @@ use_kvm(struct loop *loop, const struct session_spec *spec, const char *qemu, ch
 	v = cached_verdict(qemu, &why);
 	if (v < 0) {
 		why = NULL;
-		ok = hostcheck_kvm_boot(loop, qemu, spec->kernel, KVM_TEST_MS, &why) == HC_KVM_OK;
+		ok = kvm_try_boot(loop, qemu, spec->kernel, KVM_TEST_MS, &why) == KVM_TRY_OK;
 		save_verdict(qemu, ok, why);
 		v = ok;
 	}
@@ -765,53 +739,6 @@ qemu_notice(void *priv)
 	return ((struct qemu *)priv)->notice;
 }
 
-/* fswb doctor: QEMU, qemu-img, and whether KVM really runs a guest (it boots hc->kernel). */
-static void
-qemu_doctor(struct loop *loop, const struct hostcheck_opts *o, struct hostcheck *hc)
-{
-	char *qemu, *img, *why = NULL;
-	struct hc_finding *f;
-	enum hc_kvm k;
-
-	qemu = hostcheck_program(loop, o, hc, "qemu", true, "qemu-system-x86_64", "--version",
-				 "the local QEMU backend runs the guests with it");
-	img = hostcheck_program(loop, o, hc, "qemu", true, "qemu-img", "--version",
-				"it makes each guest's overlay of the appliance");
-	free(img);
-
-	k = hostcheck_kvm_device(o->kvm_dev, &why);
-	if (k == HC_KVM_OK && qemu && hc->kernel && o->run_programs) {
-		k = hostcheck_kvm_boot(loop, qemu, hc->kernel, o->kvm_boot_ms, &why);
-	} else if (k == HC_KVM_OK) {
-		k = HC_KVM_UNTRIED;
-		why = xstrdup(!o->run_programs ? "not tried with a guest"
-			      : !qemu	       ? "not tried with a guest (no QEMU)"
-					       : "not tried with a guest (no kernel to boot)");
-	}
-	if (k == HC_KVM_OK) {
-		f = hostcheck_add(
-			hc, "qemu", HC_OK, false, "KVM",
-			xstrdup("a guest kernel runs under KVM: guests run at full speed"), NULL);
-	} else if (k == HC_KVM_UNTRIED) {
-		f = hostcheck_add(hc, "qemu", HC_OK, false, "KVM",
-				  xasprintf("%s opens and creates a VM; %s",
-					    o->kvm_dev ? o->kvm_dev : "/dev/kvm", why),
-				  NULL);
-	} else {
-		const char *fix = kvm_fix(k);
-
-		hc->slow = true;
-		f = hostcheck_add(hc, "qemu", HC_WARN, false, "KVM",
-				  xasprintf("no KVM: guests run under emulation (TCG), several "
-					    "times slower: %s",
-					    why),
-				  fix ? xstrdup(fix) : NULL);
-	}
-	f->shown = true;
-	free(why);
-	free(qemu);
-}
-
 static enum status
 program_check(const char *value)
 {
@@ -841,7 +768,6 @@ const struct backend_ops qemu_backend = {
 	.description = "a local virtual machine started with QEMU (KVM when available)",
 	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL | BACKEND_SHELL,
 	.options = qemu_options,
-	.doctor = qemu_doctor,
 	.probe = qemu_probe,
 	.start = qemu_start,
 	.send = qemu_send,

@@ -34,7 +34,6 @@
 #include "backends/backend.h"
 #include "core/paths.h"
 #include "core/spawn.h"
-#include "rootfs/appliance.h"
 
 #define OUTQ_MAX      (64u << 20)
 #define KILL_GRACE_MS 3000
@@ -62,20 +61,13 @@ struct stdio_session {
 static enum status
 stdio_probe(const struct plan *plan, struct backend_probe *out)
 {
-	const char *dir = plan ? plan_backend_opt(plan, "fstests") : NULL;
-	char *agent = rootfs_agent_dir();
-
-	out->usable = agent && dir;
-	if (!agent) {
-		out->summary = xstrdup("not usable: the guest agent is not installed");
-		out->fix = xstrdup("reinstall fswb (make install)");
-	} else if (!dir) {
+	out->usable = plan && plan_backend_opt(plan, "fstests");
+	if (out->usable) {
+		out->summary = xstrdup("ready: the agent on this host");
+	} else {
 		out->summary = xstrdup("not usable: no fstests tree");
 		out->fix = xstrdup("give -o fstests=DIR");
-	} else {
-		out->summary = xstrdup("ready: the agent on this host");
 	}
-	free(agent);
 	return OK;
 }
 
@@ -236,7 +228,6 @@ stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 	struct spawn_opts o = SPAWN_OPTS_INIT;
 	int sv[2] = { -1, -1 };
 	const char *fstests = session_spec_opt(spec, "fstests");
-	char *agent_dir = rootfs_agent_dir(), *agent = NULL;
 	enum status rc;
 
 	s->loop = loop;
@@ -251,10 +242,8 @@ stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 		rc = error(ERR_INVALID, "the stdio backend needs -o fstests=DIR");
 		goto fail;
 	}
-	if (!agent_dir) {
-		rc = error(ERR_NOTFOUND, "the guest agent (fswb-agent) is not installed");
-		goto fail;
-	}
+	if (!spec->agent)
+		BUG("a stdio session without the agent");
 	rc = lease_add_path(lease, spec->workdir);
 	if (rc == OK)
 		rc = mkdir_p(spec->workdir, 0700);
@@ -282,8 +271,8 @@ stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 		goto fail;
 	}
 	s->in = sv[0];
-	agent = path_join(agent_dir, "fswb-agent");
-	o.argv = (const char *const[]){ "sh", agent, "--stdio", "--workdir", s->agent_work, NULL };
+	o.argv = (const char *const[]){ "sh",	     spec->agent,   "--stdio",
+					"--workdir", s->agent_work, NULL };
 	o.cwd = s->workdir;
 	o.in = SPAWN_FD;
 	o.in_fd = sv[1];
@@ -304,14 +293,10 @@ stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 	loop_add_fd(loop, s->child->err, POLLIN, on_err, s);
 	loop_add_fd(loop, s->in, 0, on_in, s);
 	*priv = s;
-	free(agent_dir);
-	free(agent);
 	return OK;
 fail:
 	if (sv[1] >= 0)
 		close(sv[1]);
-	free(agent_dir);
-	free(agent);
 	stdio_release(s);
 	return rc;
 }

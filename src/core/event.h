@@ -184,6 +184,7 @@ struct event {
 	} u;
 };
 
+/* The event's name: "run_begin", "test_end", ... (also its "event" in JSON). */
 const char *event_type_str(enum event_type type);
 
 /* A listener gets every event emitted on the bus it is added to. */

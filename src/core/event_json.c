@@ -7,30 +7,6 @@
 
 #include "core/paths.h"
 
-static const char *const names[] = {
-	[EV_RUN_BEGIN] = "run_begin",
-	[EV_STAGE_BEGIN] = "stage_begin",
-	[EV_STAGE_PROGRESS] = "stage_progress",
-	[EV_STAGE_END] = "stage_end",
-	[EV_SECTION] = "section",
-	[EV_TEST_START] = "test_start",
-	[EV_TEST_END] = "test_end",
-	[EV_KMSG] = "kmsg",
-	[EV_CONSOLE] = "console",
-	[EV_SUMMARY] = "summary",
-	[EV_WARNING] = "warning",
-	[EV_ERROR] = "error",
-	[EV_RUN_END] = "run_end",
-};
-
-const char *
-event_json_name(enum event_type type)
-{
-	if ((unsigned)type >= EV_TYPE_COUNT)
-		BUG("bad event type %d", (int)type);
-	return names[type];
-}
-
 /* A string field; text that is not UTF-8 (a kernel-log line can be anything) gets '?'s. */
 static void
 set_str(json_t *o, const char *key, const char *v)
@@ -90,7 +66,7 @@ event_to_json(const struct event *ev, struct strbuf *out)
 	json_t *o = json_object();
 	char *text;
 
-	json_object_set_new(o, "event", json_string(event_json_name(ev->type)));
+	json_object_set_new(o, "event", json_string(event_type_str(ev->type)));
 	json_object_set_new(o, "time", json_integer((json_int_t)ev->wall_ms));
 	set_str(o, "config", ev->config);
 	switch (ev->type) {
@@ -278,7 +254,7 @@ parse_object(json_t *o, struct event_owned *e)
 	if (!name)
 		return error(ERR_INVALID, "field 'event': missing");
 	for (t = 0; t < EV_TYPE_COUNT; t++)
-		if (!strcmp(name, names[t]))
+		if (!strcmp(name, event_type_str((enum event_type)t)))
 			break;
 	if (t == EV_TYPE_COUNT)
 		return error(ERR_INVALID, "field 'event': unknown event '%s'", name);

@@ -5,20 +5,19 @@
  * same plan, the estimate, and starts the run. The plan is remembered in
  * CONFIG/last-plan.json for next time.
  */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/backend.h"
-#include "backends/hostcheck.h"
+#include "run/inventory.h"
+#include "run/plan_check.h"
 #include "core/paths.h"
 #include "core/status.h"
 #include "fstests/catalogue.h"
-#include "fstests/results.h"
 #include "kbuild/kernel.h"
 #include "ui/pager.h"
-#include "ui/planutil.h"
-#include "ui/text.h"
+#include "view/planutil.h"
+#include "view/text.h"
 #include "ui/ui_int.h"
 
 enum step { S_WELCOME, S_KERNEL, S_FS, S_BACKEND, S_TESTS, S_REVIEW, S_COUNT };
@@ -91,7 +90,10 @@ struct wizard {
 	struct strvec selection;
 	double hist_per_test;
 	size_t hist_runs;
+	bool hist_done;
 
+	struct ui *ui;
+	uint64_t ask_timer; /* the answers asked for, pending */
 	int list_h;
 };
 
@@ -114,8 +116,7 @@ load_plan(struct ui *ui, struct wizard *w)
 
 	plan_init(&w->plan);
 	if (path_exists(path)) {
-		if (plan_load(path, &w->plan) != OK ||
-		    (prof && plan_validate(&w->plan, prof, backend_names()) != OK)) {
+		if (plan_load(path, &w->plan) != OK || (prof && plan_check(&w->plan, prof) != OK)) {
 			w->plan_note =
 				xasprintf("the remembered choices were not used: %s", error_msg());
 			plan_release(&w->plan);
@@ -157,22 +158,13 @@ chosen_backend(struct wizard *w)
 static void
 load_welcome(struct ui *ui, struct wizard *w)
 {
-	struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
-	const struct backend_ops *ops;
-
 	if (!w->hc_done) {
 		/* the quick checks: programs and the KVM boot trial are fswb doctor's */
-		o.run_programs = false;
-		o.profiles = ui_profiles(ui);
-		memset(&w->hc, 0, sizeof(w->hc));
-		if (hostcheck_run(ui->loop, &o, &w->hc) != OK)
-			error_clear();
+		inventory_host(ui->loop, ui_profiles(ui), false, &w->hc);
 		w->hc_done = true;
 	}
-	if (!w->probed && (ops = chosen_backend(w))) {
-		memset(&w->probe, 0, sizeof(w->probe));
-		if (backend_probe(ops, &w->plan, &w->probe) != OK)
-			error_clear();
+	if (!w->probed && chosen_backend(w)) {
+		inventory_probe(w->plan.backend ? w->plan.backend : "qemu", &w->plan, &w->probe);
 		w->probed = true;
 	}
 }
@@ -186,27 +178,13 @@ slow_here(struct wizard *w)
 static void
 load_kernels(struct ui *ui, struct wizard *w)
 {
-	struct kernel_needs needs;
-	const struct profiles *prof = ui_profiles(ui);
-
 	if (w->kl_done)
 		return;
 	w->kl_done = true;
-	memset(&w->kl, 0, sizeof(w->kl));
-	if (kernel_list(ui->loop, w->plan.kernel.arch ? w->plan.kernel.arch : "x86_64", &w->kl) !=
-	    OK) {
+	free(w->kl_error);
+	w->kl_error = NULL;
+	if (inventory_kernels(ui->loop, &w->plan, ui_profiles(ui), &w->kl) != OK)
 		w->kl_error = xstrdup(error_msg());
-		return;
-	}
-	if (!prof ||
-	    kernel_needs_init(&needs, prof, &w->plan.configs, &w->plan.kernel.debug) != OK) {
-		error_clear();
-		return;
-	}
-	for (size_t i = 0; i < w->kl.n; i++)
-		if (kernel_check(ui->loop, &w->kl.v[i], &needs) != OK)
-			error_clear();
-	kernel_needs_release(&needs);
 }
 
 static void
@@ -218,41 +196,23 @@ load_probes(struct wizard *w)
 	for (w->nbackends = 0; w->backends[w->nbackends]; w->nbackends++)
 		;
 	w->probes = xcalloc(w->nbackends + 1, sizeof(*w->probes));
-	for (size_t i = 0; i < w->nbackends; i++) {
-		const struct backend_ops *ops = backend_find(w->backends[i]);
-
-		if (!ops || backend_probe(ops, &w->plan, &w->probes[i]) != OK) {
-			error_clear();
-			w->probes[i].summary = xstrdup("cannot tell");
-		}
-	}
+	for (size_t i = 0; i < w->nbackends; i++)
+		inventory_probe(w->backends[i], &w->plan, &w->probes[i]);
 }
 
-/* The fstests tree the catalogue comes from: the plan's when it is a directory. */
 static void
 load_catalogue(struct wizard *w)
 {
-	const char *src = w->plan.fstests_src;
-
 	if (w->cat_done)
 		return;
 	w->cat_done = true;
 	free(w->cat_error);
 	w->cat_error = NULL;
-	if (!src || !path_is_dir(src)) {
-		w->cat_error =
-			xstrdup(src ? "the fstests source is a URL: its groups are known "
-				      "once the appliance is built"
-				    : "fswb builds upstream fstests into the appliance: pick "
-				      "a group or a test by name after pointing at a local "
-				      "fstests tree with f");
-		return;
-	}
-	if (catalogue_load(src, &w->cat) != OK) {
+	if (inventory_catalogue(&w->plan, &w->cat) != OK)
 		w->cat_error = xstrdup(error_msg());
-		return;
-	}
-	w->have_cat = true;
+	else
+		w->have_cat = true;
+	error_clear();
 }
 
 static const char *
@@ -311,67 +271,66 @@ count_tests(struct ui *ui, struct wizard *w, const char *preset, struct strvec *
 	return n;
 }
 
-static int
-cmp_desc(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)b, *(char *const *)a);
-}
-
-/* Seconds per test over the last runs of the same configurations (wall clock). */
 static void
 load_history(struct wizard *w)
 {
-	char *data = fswb_dir(DIR_DATA), *runs = path_join(data, "runs");
-	struct strvec ids = STRVEC_INIT;
-	double secs = 0;
-	size_t tests = 0;
+	if (w->hist_done)
+		return;
+	inventory_history(&w->plan, &w->hist_per_test, &w->hist_runs);
+	w->hist_done = true;
+}
 
-	free(data);
-	w->hist_per_test = 0;
-	w->hist_runs = 0;
-	if (path_is_dir(runs)) {
-		struct strvec all = STRVEC_INIT;
-		/* the directory listing, newest first */
-		{
-			struct dirent *de;
-			DIR *d = opendir(runs);
+/*
+ * What the current step shows, asked of the inventory from the loop (never
+ * while drawing); the screen is drawn again when the answers are in.
+ */
+static void
+on_answers(struct loop *loop, void *data)
+{
+	struct wizard *w = data;
+	struct ui *ui = w->ui;
 
-			while (d && (de = readdir(d)))
-				if (de->d_name[0] != '.')
-					strvec_push(&all, de->d_name);
-			if (d)
-				closedir(d);
-		}
-		qsort(all.v, all.n, sizeof(char *), cmp_desc);
-		for (size_t i = 0; i < all.n && w->hist_runs < 5; i++) {
-			char *dir = path_join(runs, all.v[i]), *json = path_join(dir, "run.json");
-			struct run_record rec;
-
-			run_record_init(&rec);
-			if (path_exists(json) && run_record_load(json, &rec) == OK &&
-			    rec.finished && !rec.interrupted && rec.end_ms > rec.start_ms &&
-			    rec.counts.ran && rec.nsections == w->plan.configs.n) {
-				size_t n = 0;
-
-				for (size_t s = 0; s < rec.nsections; s++)
-					n += rec.sections[s].ntests;
-				if (n) {
-					secs += (double)(rec.end_ms - rec.start_ms) / 1000.0;
-					tests += n;
-					w->hist_runs++;
-				}
-			}
-			error_clear();
-			run_record_release(&rec);
-			free(dir);
-			free(json);
-		}
-		strvec_clear(&all);
+	w->ask_timer = 0;
+	ui->pending--;
+	switch (w->step) {
+	case S_WELCOME:
+		load_welcome(ui, w);
+		load_catalogue(w);
+		break;
+	case S_KERNEL:
+		load_kernels(ui, w);
+		break;
+	case S_BACKEND:
+		load_probes(w);
+		break;
+	case S_TESTS:
+		load_catalogue(w);
+		break;
+	case S_REVIEW:
+		load_welcome(ui, w);
+		load_catalogue(w);
+		load_history(w);
+		break;
+	default:
+		break;
 	}
-	if (tests)
-		w->hist_per_test = secs / (double)tests;
-	strvec_clear(&ids);
-	free(runs);
+	ui_dirty(ui);
+}
+
+/* The step's answers are missing: ask for them (once). */
+static void
+ask(struct ui *ui, struct wizard *w)
+{
+	if (w->ask_timer)
+		return;
+	ui->pending++;
+	w->ask_timer = loop_add_timer(ui->loop, 0, false, on_answers, w);
+}
+
+static bool
+welcome_known(struct wizard *w)
+{
+	return w->hc_done && (w->probed || !chosen_backend(w));
 }
 
 /* ---- drawing helpers ---- */
@@ -449,7 +408,8 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 	size_t nsmoke;
 	char *s;
 
-	load_welcome(ui, w);
+	if (!welcome_known(w) || !w->cat_done)
+		ask(ui, w);
 	y = para(ui, y, 2, width, maxy, R_NORMAL,
 		 "fstests is the Linux filesystem test suite. Each test exercises one behaviour "
 		 "of a filesystem and compares what happened with the expected output.");
@@ -472,9 +432,9 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 					 : f->state == HC_WARN ? R_WARN
 							       : R_FAIL;
 
-			if (!f->required && f->state == HC_OK && !f->shown)
+			if (!f->required && f->state == HC_OK && !strstr(f->name, "KVM"))
 				continue;
-			if (!hc_group_implemented(f->group))
+			if (f->group != HC_HOST && f->group != HC_QEMU)
 				continue;
 			ui_put(ui, y, 4, 1, role, mark);
 			ui_putf(ui, y++, 6, width - 4, R_NORMAL, "%s%s%s%s%s%s", f->name,
@@ -488,7 +448,6 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 		       w->probe.usable ? ui->g.ok : ui->g.no);
 		ui_put(ui, y++, 6, width - 4, R_NORMAL, w->probe.summary);
 	}
-	load_catalogue(w);
 	nsmoke = count_tests(ui, w, "smoke", NULL);
 	if (!nsmoke)
 		nsmoke = 12;
@@ -532,18 +491,13 @@ doctor_details(struct ui *ui, struct wizard *w)
 
 	load_welcome(ui, w);
 	if (!w->hc_full) {
-		struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
-
 		/* the whole check, KVM boot trial included: keys wait meanwhile */
-		o.profiles = ui_profiles(ui);
 		ui_msg(ui, false, "checking this machine (a few seconds)...");
 		erase();
 		wizard_draw_now(ui);
 		loop_mod_fd(ui->loop, 0, 0);
 		hostcheck_release(&w->hc);
-		memset(&w->hc, 0, sizeof(w->hc));
-		if (hostcheck_run(ui->loop, &o, &w->hc) != OK)
-			error_clear();
+		inventory_host(ui->loop, ui_profiles(ui), true, &w->hc);
 		loop_mod_fd(ui->loop, 0, POLLIN);
 		w->hc_full = true;
 		free(ui->message);
@@ -558,8 +512,8 @@ doctor_details(struct ui *ui, struct wizard *w)
 			     f->state == HC_OK	   ? R_PASS
 			     : f->state == HC_WARN ? R_WARN
 						   : (f->required ? R_FAIL : R_DIM),
-			     "%-8s %-7s %s%s%s", f->group, hc_state_str(f->state), f->name,
-			     f->detail ? ": " : "", f->detail ? f->detail : "");
+			     "%-8s %-7s %s%s%s", hc_group_name(f->group), hc_state_str(f->state),
+			     f->name, f->detail ? ": " : "", f->detail ? f->detail : "");
 		if (f->fix)
 			textdoc_addf(d, R_NORMAL, "                 fix: %s", f->fix);
 	}
@@ -611,7 +565,8 @@ draw_kernel(struct ui *ui, struct wizard *w, int y0, int body_h)
 	size_t n;
 	char *cfgs = strvec_join(&w->plan.configs, ", ");
 
-	load_kernels(ui, w);
+	if (!w->kl_done)
+		ask(ui, w);
 	n = kernel_rows(w);
 	ui_putf(ui, y0, 2, ui->cols - 4, R_DIM, "The kernel the guest boots; checked for %s.",
 		cfgs);
@@ -668,19 +623,6 @@ draw_kernel(struct ui *ui, struct wizard *w, int y0, int body_h)
 		ui_put(ui, y0 + body_h - 2, 2, ui->cols - 4, R_FAIL, w->kl_error);
 	hint(ui, y0, body_h,
 	     "Enter picks it. A tree is built with a config fstests can run (fswb kernel build).");
-}
-
-static void
-set_kernel_spec(struct wizard *w, const char *arg)
-{
-	free(w->plan.kernel.spec);
-	w->plan.kernel.spec = xstrdup(arg);
-	if (path_is_dir(arg))
-		w->plan.kernel.kind = KERNEL_TREE;
-	else if (path_exists(arg))
-		w->plan.kernel.kind = KERNEL_IMAGE;
-	else
-		w->plan.kernel.kind = KERNEL_INSTALLED;
 }
 
 static bool
@@ -794,7 +736,8 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 	int y = y0 + 1, maxy = y0 + body_h - 1;
 	char mem[32];
 
-	load_probes(w);
+	if (!w->probes)
+		ask(ui, w);
 	for (size_t i = 0; i < w->nbackends && y < maxy; i++) {
 		const struct backend_ops *ops = backend_find(w->backends[i]);
 		const struct backend_probe *pr = &w->probes[i];
@@ -930,7 +873,8 @@ draw_tests(struct ui *ui, struct wizard *w, int y0, int body_h)
 	size_t n;
 	int y;
 
-	load_catalogue(w);
+	if (!w->cat_done)
+		ask(ui, w);
 	if (w->tests_mode) {
 		draw_pick(ui, w, y0, body_h);
 		return;
@@ -1014,8 +958,8 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	const char *kernel;
 	double secs;
 
-	load_welcome(ui, w);
-	load_catalogue(w);
+	if (!welcome_known(w) || !w->cat_done || !w->hist_done)
+		ask(ui, w);
 	kernel = w->plan.kernel.kind == KERNEL_AUTO ? "automatic (the tree here, else installed)"
 		 : w->plan.kernel.spec		    ? w->plan.kernel.spec
 						    : "the installed one";
@@ -1049,7 +993,6 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 		strbuf_addf(&sb, "   (%zu test%s)", w->ntests, w->ntests == 1 ? "" : "s");
 	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "tests       %s", sb.buf);
 	strbuf_reset(&sb);
-	load_history(w);
 	secs = estimate_run(w->ntests ? w->ntests : 12, w->plan.configs.n, slow_here(w),
 			    w->hist_per_test);
 	if (w->hist_runs)
@@ -1149,6 +1092,8 @@ go(struct ui *ui, struct wizard *w, enum step s)
 {
 	w->step = s;
 	w->tests_mode = 0;
+	if (s == S_REVIEW)
+		w->hist_done = false; /* the configurations may have changed */
 	if (s == S_TESTS && w->plan.tests.preset) {
 		struct test_choice ch[16];
 		size_t n = test_choices(ui, ch, ARRAY_SIZE(ch));
@@ -1170,8 +1115,8 @@ apply_prompt(struct ui *ui, struct wizard *w)
 
 	switch (w->prompt) {
 	case P_KERNEL_PATH:
-		if (*t)
-			set_kernel_spec(w, t);
+		if (*t && plan_kernel_set(&w->plan.kernel, t) != OK)
+			ui_msg(ui, true, "%s", error_msg());
 		break;
 	case P_CPUS:
 		n = strtoul(t, &end, 10);
@@ -1208,53 +1153,6 @@ apply_prompt(struct ui *ui, struct wizard *w)
 	w->prompt = P_NONE;
 }
 
-/* Editing keys of the one-line prompt; true when the key was one. */
-static bool
-edit_key(struct wizard *w, int key)
-{
-	char buf[8];
-	int n;
-
-	switch (key) {
-	case K_BS:
-		lineedit_key(&w->le, LE_BACKSPACE);
-		return true;
-	case K_DEL:
-		lineedit_key(&w->le, LE_DELETE);
-		return true;
-	case K_LEFT:
-		lineedit_key(&w->le, LE_LEFT);
-		return true;
-	case K_RIGHT:
-		lineedit_key(&w->le, LE_RIGHT);
-		return true;
-	case K_HOME:
-	case K_CTRL('a'):
-		lineedit_key(&w->le, LE_HOME);
-		return true;
-	case K_END:
-	case K_CTRL('e'):
-		lineedit_key(&w->le, LE_END);
-		return true;
-	case K_CTRL('u'):
-		lineedit_key(&w->le, LE_KILL_LINE);
-		return true;
-	case K_CTRL('w'):
-		lineedit_key(&w->le, LE_KILL_WORD);
-		return true;
-	case K_CTRL('k'):
-		lineedit_key(&w->le, LE_KILL_TO_END);
-		return true;
-	default:
-		if (key < ' ' || key >= 0x110000 || key == 127)
-			return false;
-		n = wctomb(buf, (wchar_t)key);
-		if (n > 0)
-			lineedit_insert(&w->le, buf, (size_t)n);
-		return true;
-	}
-}
-
 static enum reaction
 pick_key(struct ui *ui, struct wizard *w, int key)
 {
@@ -1286,7 +1184,7 @@ pick_key(struct ui *ui, struct wizard *w, int key)
 		listpos_move(&w->lp_pick, mv, w->npick, (size_t)w->list_h);
 		return REACT_REDRAW;
 	}
-	if (edit_key(w, key)) {
+	if (prompt_edit_key(&w->le, key)) {
 		w->lp_pick.sel = w->lp_pick.top = 0;
 		refilter(ui_profiles(ui), w);
 	}
@@ -1304,7 +1202,7 @@ start(struct ui *ui, struct wizard *w)
 		ui_msg(ui, true, "%s", ui->profiles_error);
 		return;
 	}
-	if (plan_validate(&w->plan, prof, backend_names()) != OK) {
+	if (plan_check(&w->plan, prof) != OK) {
 		ui_msg(ui, true, "%s", error_msg());
 		return;
 	}
@@ -1338,7 +1236,7 @@ wizard_key(struct ui *ui, struct view *v, int key)
 		else if (key == K_ESC)
 			w->prompt = P_NONE;
 		else
-			edit_key(w, key);
+			prompt_edit_key(&w->le, key);
 		return REACT_REDRAW;
 	}
 	if (w->step == S_TESTS && w->tests_mode)
@@ -1362,7 +1260,7 @@ wizard_key(struct ui *ui, struct view *v, int key)
 		return REACT_REDRAW;
 	}
 	if (key == '?') {
-		ui_open_docs(ui, step_docs[w->step]);
+		ui_want_docs(ui, step_docs[w->step]);
 		return REACT_REDRAW;
 	}
 	switch (w->step) {
@@ -1520,6 +1418,10 @@ wizard_free(struct view *v)
 {
 	struct wizard *w = v->priv;
 
+	if (w->ask_timer) {
+		loop_del_timer(w->ui->loop, w->ask_timer);
+		w->ui->pending--;
+	}
 	plan_release(&w->plan);
 	free(w->plan_note);
 	if (w->hc_done)
@@ -1555,6 +1457,7 @@ wizard_open(struct ui *ui)
 {
 	struct wizard *w = xcalloc(1, sizeof(*w));
 
+	w->ui = ui;
 	load_plan(ui, w);
 	if (ui_profiles(ui) && w->plan.configs.n) {
 		const struct profiles *prof = ui_profiles(ui);

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
-#include "core/engine.h"
+#include "run/engine.h"
 #include "core/paths.h"
 #include "core/plan.h"
 #include "core/profile.h"

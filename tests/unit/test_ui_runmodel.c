@@ -4,20 +4,21 @@
  * the model built from events (a recorded run replayed from its
  * events.jsonl, as the history opens it), counts and ETA; the diff of a
  * golden output; what changed between two runs; the `fswb run` line of a
- * plan. The modules are compiled in here (src/ui is not in libfswb.a).
+ * plan. The modules come from libfswb.a (src/view).
  */
 #include "testlib.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/event_json.h"
 #include "core/paths.h"
-#include "ui/compare.c"
-#include "ui/diff.c"
-#include "ui/logring.c"
-#include "ui/planutil.c"
-#include "ui/runmodel.c"
+#include "view/compare.h"
+#include "view/diff.h"
+#include "view/logring.h"
+#include "view/planutil.h"
+#include "view/runmodel.h"
 
 static void
 test_logring_bounds(void **state)
