@@ -101,6 +101,38 @@ struct backend_option {
 	enum status (*check)(const char *value);
 };
 
+/* A program a backend needs on this host; `fswb doctor` looks for it (src/run/hostcheck). */
+struct backend_program {
+	const char *name;	  /* "qemu-system-x86_64" */
+	const char *version_flag; /* what makes it print its version ("--version"), or NULL */
+	const char *why;	  /* what the backend does with it */
+	bool required;		  /* the default path (a local QEMU guest) needs it */
+};
+
+/* What a backend's doctor slot found beyond its programs (KVM). */
+enum finding_state {
+	FINDING_OK,	 /* there and usable */
+	FINDING_WARN,	 /* usable, with a caveat */
+	FINDING_MISSING, /* not usable */
+};
+
+struct backend_finding {
+	enum finding_state state;
+	bool slow; /* guests will run slowly (emulated) */
+	const char *name;
+	char *detail; /* owned: free() it */
+	char *fix;    /* owned, or NULL */
+};
+
+/* What a doctor slot may look at: every field can point a test at fake files. */
+struct backend_doctor_opts {
+	const char *path;    /* PATH for programs; NULL: $PATH */
+	const char *kvm_dev; /* NULL: /dev/kvm */
+	const char *kernel;  /* a kernel to boot for a trial, or NULL */
+	bool run_programs;   /* it may run programs (boot a guest for a trial) */
+	unsigned trial_ms;   /* such a trial's limit; 0: the backend's */
+};
+
 /* One architecture, as the plan names it and as machines spell it. */
 struct arch_info {
 	const char *name;    /* the plan's: "x86_64", "arm64" */
@@ -179,6 +211,15 @@ struct backend_ops {
 	/* Optional. Process-wide set-up and tear-down (an event implementation, a library). */
 	enum status (*init)(void);
 	void (*cleanup)(void);
+
+	/* Programs it needs on this host ({ NULL } ends it), for `fswb doctor`; NULL: none. */
+	const struct backend_program *programs;
+	/*
+	 * Optional. `fswb doctor`'s findings beyond programs: up to max into
+	 * out; returns how many. It may run programs when o->run_programs.
+	 */
+	size_t (*doctor)(struct loop *loop, const struct backend_doctor_opts *o,
+			 struct backend_finding *out, size_t max);
 
 	/*
 	 * Required. Fill *out; return OK even when not usable (out says why).

@@ -97,29 +97,43 @@ find_qemu(const char *opt, const struct arch_info *arch)
 	return path_which(name, NULL, NULL);
 }
 
+/* The step that makes KVM usable, or NULL when there is none to give. */
+static const char *
+kvm_fix(enum kvm_try k)
+{
+	switch (k) {
+	case KVM_TRY_NODEV:
+		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
+		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
+	case KVM_TRY_NOPERM:
+		return "sudo usermod -aG kvm $USER (then log out and in again)";
+	case KVM_TRY_NOVM:
+	case KVM_TRY_NOBOOT:
+		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
+		       "kvm_amd nested=1) or run on bare metal";
+	case KVM_TRY_OK:
+	case KVM_TRY_BROKEN:
+	case KVM_TRY_UNTRIED:
+		break;
+	}
+	return NULL;
+}
+
 /* Why the KVM device is not usable (kvm_try_device), or NULL when it is. */
 static char *
 kvm_device_problem(char **fix)
 {
 	char *why = NULL;
 
+	enum kvm_try k = kvm_try_device(NULL, &why);
+
 	*fix = NULL;
-	switch (kvm_try_device(NULL, &why)) {
-	case KVM_TRY_OK:
-	case KVM_TRY_UNTRIED:
+	if (k == KVM_TRY_OK || k == KVM_TRY_UNTRIED) {
 		free(why);
 		return NULL;
-	case KVM_TRY_NODEV:
-		*fix = xstrdup("enable virtualisation in the firmware, or use a VM type with "
-			       "nested virtualisation; then 'modprobe kvm_intel' or 'modprobe "
-			       "kvm_amd'");
-		break;
-	case KVM_TRY_NOPERM:
-		*fix = xstrdup("sudo usermod -aG kvm \"$USER\" (then log in again)");
-		break;
-	default:
-		break;
 	}
+	if (kvm_fix(k))
+		*fix = xstrdup(kvm_fix(k));
 	return why;
 }
 
@@ -739,6 +753,51 @@ qemu_notice(void *priv)
 	return ((struct qemu *)priv)->notice;
 }
 
+/* fswb doctor: whether KVM really runs a guest (it boots o->kernel under KVM). */
+static size_t
+qemu_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backend_finding *out,
+	    size_t max)
+{
+	char *qemu = path_which("qemu-system-x86_64", o->path, NULL), *why = NULL;
+	enum kvm_try k = kvm_try_device(o->kvm_dev, &why);
+
+	if (!max)
+		BUG("no room for the KVM finding");
+	if (k == KVM_TRY_OK && qemu && o->kernel && o->run_programs) {
+		k = kvm_try_boot(loop, qemu, o->kernel, o->trial_ms ? o->trial_ms : KVM_TEST_MS,
+				 &why);
+	} else if (k == KVM_TRY_OK) {
+		k = KVM_TRY_UNTRIED;
+		why = xstrdup(!o->run_programs ? "not tried with a guest"
+			      : !qemu	       ? "not tried with a guest (no QEMU)"
+					       : "not tried with a guest (no kernel to boot)");
+	}
+	*out = (struct backend_finding){ .name = "KVM" };
+	if (k == KVM_TRY_OK) {
+		out->detail = xstrdup("a guest kernel runs under KVM: guests run at full speed");
+	} else if (k == KVM_TRY_UNTRIED) {
+		out->detail = xasprintf("%s opens and creates a VM; %s",
+					o->kvm_dev ? o->kvm_dev : "/dev/kvm", why);
+	} else {
+		out->state = FINDING_WARN;
+		out->slow = true;
+		out->detail = xasprintf("no KVM: guests run under emulation (TCG), several times "
+					"slower: %s",
+					why);
+		out->fix = kvm_fix(k) ? xstrdup(kvm_fix(k)) : NULL;
+	}
+	free(why);
+	free(qemu);
+	return 1;
+}
+
+static const struct backend_program qemu_programs[] = {
+	{ "qemu-system-x86_64", "--version", "the local QEMU backend runs the guests with it",
+	  true },
+	{ "qemu-img", "--version", "it makes each guest's overlay of the appliance", true },
+	{ NULL, NULL, NULL, false },
+};
+
 static enum status
 program_check(const char *value)
 {
@@ -768,6 +827,8 @@ const struct backend_ops qemu_backend = {
 	.description = "a local virtual machine started with QEMU (KVM when available)",
 	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL | BACKEND_SHELL,
 	.options = qemu_options,
+	.programs = qemu_programs,
+	.doctor = qemu_doctor,
 	.probe = qemu_probe,
 	.start = qemu_start,
 	.send = qemu_send,
