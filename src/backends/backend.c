@@ -361,6 +361,13 @@ backend_probe(const struct backend_ops *ops, const struct plan *plan, struct bac
 	return ops->probe(plan, out);
 }
 
+size_t
+backend_doctor(const struct backend_ops *ops, struct loop *loop,
+	       const struct backend_doctor_opts *o, struct backend_finding *out, size_t max)
+{
+	return ops->doctor ? ops->doctor(loop, o, out, max) : 0;
+}
+
 enum status
 backend_prepare(const struct backend_ops *ops, struct loop *loop, const struct plan *plan,
 		struct backend_run **out)

@@ -22,6 +22,7 @@
  *	backend_check_options(plan);              at plan time: unknown keys,
  *	                                          bad values, with the fix
  *	backend_probe(ops, plan, &probe);         usable here? why not, the fix
+ *	backend_doctor(ops, loop, &o, v, max);    `fswb doctor`: beyond ops->programs
  *	backend_prepare(ops, loop, plan, &run);   run-wide artifacts (an image
  *	                                          upload); nothing for local ones
  *	  session_start(ops, loop, run, &spec, &cb, data, &s);
@@ -299,6 +300,9 @@ enum status backend_check_options(const struct plan *plan);
 
 enum status backend_probe(const struct backend_ops *ops, const struct plan *plan,
 			  struct backend_probe *out);
+/* `fswb doctor`: the backend's own findings (beyond ops->programs), up to max; how many. */
+size_t backend_doctor(const struct backend_ops *ops, struct loop *loop,
+		      const struct backend_doctor_opts *o, struct backend_finding *out, size_t max);
 
 /* Run-wide: backend_prepare before the first session, backend_discard after the last. */
 enum status backend_prepare(const struct backend_ops *ops, struct loop *loop,

@@ -574,7 +574,7 @@ check_backend(struct ctx *c, const struct backend_ops *ops)
 
 	for (const struct backend_program *p = ops->programs; p && p->name; p++)
 		free(check_program(c, ops->name, p->required, p->name, p->version_flag, p->why));
-	n = ops->doctor ? ops->doctor(c->loop, &bo, f, ARRAY_SIZE(f)) : 0;
+	n = backend_doctor(ops, c->loop, &bo, f, ARRAY_SIZE(f));
 	for (size_t i = 0; i < n; i++) {
 		add(c->hc, ops->name, states[f[i].state], false, f[i].name, f[i].detail, f[i].fix)
 			->shown = true;
