@@ -71,7 +71,7 @@ static const char usage_text[] =
 	"      --fstests-src DIR|URL fstests to build into the appliance\n"
 	"      --cpus N              CPUs per guest (default 2)\n"
 	"      --mem SIZE            memory per guest (default 2G)\n"
-	"      --shards N            split the tests over N guests (default 1)\n"
+	"      --shards N            only 1 for now: several guests at once are not available yet\n"
 	"      --test-timeout SECONDS  a test running longer counts as hung (default: 5 times\n"
 	"                            its previous time, at least 10 minutes; more under TCG)\n"
 	"  -n, --dry-run             (run) say which tests would run, run none: with\n"
@@ -615,6 +615,9 @@ main(int argc, char **argv)
 	int rc;
 
 	paths_set_builtin(FSWB_SRCDIR, FSWB_SHAREDIR);
+	if (backends_init() != OK)
+		die("%s", error_msg());
+	atexit(backends_cleanup);
 	if (argc < 2) {
 		if ((isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) || ui_headless())
 			return ui_main(argc, argv);

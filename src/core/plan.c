@@ -634,6 +634,11 @@ plan_validate(const struct plan *plan, const struct profiles *profiles, const ch
 
 	if (plan->shards < 1 || plan->shards > 64)
 		return error(ERR_INVALID, "shards: %u is out of range; use 1 to 64", plan->shards);
+	if (plan->shards > 1)
+		return error(ERR_INVALID,
+			     "shards: running on %u guests at once is not available yet (each "
+			     "configuration runs in one guest); leave out --shards, or give 1",
+			     plan->shards);
 	if (plan->cpus < 1 || plan->cpus > 1024)
 		return error(ERR_INVALID, "cpus: %u is out of range; use 1 to 1024", plan->cpus);
 	if (plan->mem < (256ull << 20))

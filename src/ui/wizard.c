@@ -414,9 +414,9 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 					 : f->state == HC_WARN ? R_WARN
 							       : R_FAIL;
 
-			if (!f->required && f->state == HC_OK && !strstr(f->name, "KVM"))
+			if (!f->required && f->state == HC_OK && !f->shown)
 				continue;
-			if (f->group != HC_HOST && f->group != HC_QEMU)
+			if (!hc_group_implemented(f->group))
 				continue;
 			ui_put(ui, y, 4, 1, role, mark);
 			ui_putf(ui, y++, 6, width - 4, R_NORMAL, "%s%s%s%s%s%s", f->name,
@@ -496,8 +496,8 @@ doctor_details(struct ui *ui, struct wizard *w)
 			     f->state == HC_OK	   ? R_PASS
 			     : f->state == HC_WARN ? R_WARN
 						   : (f->required ? R_FAIL : R_DIM),
-			     "%-8s %-7s %s%s%s", hc_group_name(f->group), hc_state_str(f->state),
-			     f->name, f->detail ? ": " : "", f->detail ? f->detail : "");
+			     "%-8s %-7s %s%s%s", f->group, hc_state_str(f->state), f->name,
+			     f->detail ? ": " : "", f->detail ? f->detail : "");
 		if (f->fix)
 			textdoc_addf(d, R_NORMAL, "                 fix: %s", f->fix);
 	}

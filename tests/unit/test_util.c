@@ -75,6 +75,11 @@ test_strbuf(void **state)
 	assert_int_equal(sb.len, 12);
 	strbuf_setlen(&sb, 3);
 	assert_string_equal(sb.buf, "abc");
+	strbuf_drop_front(&sb, 1);
+	assert_string_equal(sb.buf, "bc");
+	strbuf_drop_front(&sb, 2);
+	assert_string_equal(sb.buf, "");
+	strbuf_adds(&sb, "abc");
 	strbuf_reset(&sb);
 	assert_string_equal(sb.buf, "");
 	assert_int_equal(sb.len, 0);
