@@ -161,6 +161,9 @@ on_event(void *data, const struct event *ev)
 	case EV_ERROR:
 		strbuf_addf(&c->log, "error %s\n", ev->u.error.message);
 		break;
+	case EV_WARNING:
+		strbuf_addf(&c->log, "warning %s\n", ev->u.error.message);
+		break;
 	case EV_KMSG:
 	case EV_CONSOLE:
 		strbuf_addf(&c->log, "line %s\n", ev->u.line.text);
@@ -395,6 +398,36 @@ test_hang_caught(void **state)
 	ctx_release(&c, root);
 }
 
+/*
+ * A test past twice what earlier runs took is flagged at once, with what the
+ * guest does and when it will count as hung; then it counts as hung there.
+ */
+static void
+test_long_test_flagged(void **state)
+{
+	static const char *const tests[] = { "generic/001=pass", "generic/002=hang", NULL };
+	char *earlier = test_tmp("home/data/runs/20260101-000000/run.json");
+	char *dir = test_tmp("home/data/runs/20260101-000000");
+	struct ctx c = { 0 };
+	json_t *root;
+
+	test_write(earlier, "{\"version\":1,\"id\":\"20260101-000000\",\"finished\":true,"
+			    "\"sections\":[{\"name\":\"ext4/4k\",\"config\":\"ext4/4k\","
+			    "\"tests\":[{\"test\":\"generic/002\",\"status\":\"pass\","
+			    "\"seconds\":1}]}]}");
+	root = run_named(&c, tests, 5);
+	assert_log(&c, "warning generic/002 has run ");
+	assert_log(&c, "s, over twice the 1s expected (from earlier runs of this configuration)");
+	assert_log(&c, "It counts as hung at 5s (--test-timeout)");
+	assert_status(&c, root, "generic/002", "hung");
+	assert_true(strstr(c.log.buf, "warning generic/002") <
+		    strstr(c.log.buf, "end generic/002"));
+	ctx_release(&c, root);
+	assert_int_equal(remove_tree(dir), OK);
+	free(earlier);
+	free(dir);
+}
+
 /* A guest that says nothing for longer than the backend's silence limit counts as hung. */
 static void
 test_silence_caught(void **state)
@@ -520,6 +553,7 @@ main(void)
 		cmocka_unit_test(test_pass_fail_notrun),
 		cmocka_unit_test(test_crash_then_new_session),
 		cmocka_unit_test(test_hang_caught),
+		cmocka_unit_test(test_long_test_flagged),
 		cmocka_unit_test(test_silence_caught),
 		cmocka_unit_test(test_cancel_at_start),
 		cmocka_unit_test(test_cancel_in_boot),
