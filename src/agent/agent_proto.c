@@ -866,7 +866,7 @@ agent_order_sent(struct agent_order *o, enum agent_type command)
 static enum status
 out_of_order(const struct agent_msg *m, const char *where)
 {
-	return error(ERR_PROTOCOL, "%s %s", agent_type_name(m->type), where);
+	return error(ERR_PROTOCOL, "%s came out of order (%s)", agent_type_name(m->type), where);
 }
 
 static enum status
