@@ -515,6 +515,20 @@ test_frame_out_of_order(void **state)
 	frame_case("RESULT +3\\nabcEXIT 0\\n", "came out of order");
 }
 
+/* Check's output after its EXIT: the guest's protocol error, never fswb's BUG(). */
+static void
+test_frame_after_exit(void **state)
+{
+	frame_case("RESULT +0\\nEXIT 0\\nOUT +1\\nx", "OUT came out of order (after RESULT)");
+}
+
+/* A second EXIT for one RUN. */
+static void
+test_frame_exit_twice(void **state)
+{
+	frame_case("RESULT +0\\nEXIT 0\\nEXIT 1\\n", "EXIT came out of order (twice for one RUN)");
+}
+
 /* A payload longer than the protocol allows. */
 static void
 test_frame_oversized(void **state)
@@ -561,6 +575,8 @@ main(void)
 		cmocka_unit_test(test_cancel_in_results),
 		cmocka_unit_test(test_frame_out_of_order),
 		cmocka_unit_test(test_frame_oversized),
+		cmocka_unit_test(test_frame_after_exit),
+		cmocka_unit_test(test_frame_exit_twice),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
