@@ -7,9 +7,22 @@
 
 /* Variables this module writes itself; env may not set them. */
 static const char *const managed_vars[] = {
-	"FSTYP",	  "TEST_DEV",	  "TEST_DIR",	   "SCRATCH_DEV",   "SCRATCH_DEV_POOL",
-	"SCRATCH_MNT",	  "MKFS_OPTIONS", "MOUNT_OPTIONS", "USE_EXTERNAL",  "TEST_LOGDEV",
-	"SCRATCH_LOGDEV", "TEST_RTDEV",	  "SCRATCH_RTDEV", "LOGWRITES_DEV", "RESULT_BASE",
+	"FSTYP",
+	"TEST_DEV",
+	"TEST_DIR",
+	"SCRATCH_DEV",
+	"SCRATCH_DEV_POOL",
+	"SCRATCH_MNT",
+	"MKFS_OPTIONS",
+	"MOUNT_OPTIONS",
+	"USE_EXTERNAL",
+	"TEST_LOGDEV",
+	"SCRATCH_LOGDEV",
+	"TEST_RTDEV",
+	"SCRATCH_RTDEV",
+	"LOGWRITES_DEV",
+	"RESULT_BASE",
+	"TEST_FS_MOUNT_OPTS",
 };
 
 /*
@@ -199,6 +212,7 @@ struct carried {
 	const char *fstyp;
 	const char *mkfs;  /* NULL: check's default */
 	const char *mount; /* NULL: check's default */
+	const char *test_mount;
 	bool external;
 };
 
@@ -296,7 +310,9 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 	if ((rc = put_options(w, "MKFS_OPTIONS", cfg->mkfs_options, cfg->fstyp, same_fs, &c->mkfs,
 			      false)) != OK ||
 	    (rc = put_options(w, "MOUNT_OPTIONS", cfg->mount_options, cfg->fstyp, same_fs,
-			      &c->mount, true)) != OK)
+			      &c->mount, true)) != OK ||
+	    (rc = put_options(w, "TEST_FS_MOUNT_OPTS", cfg->mount_options, cfg->fstyp, same_fs,
+			      &c->test_mount, true)) != OK)
 		return rc;
 
 	if (logdev || rtdev) {

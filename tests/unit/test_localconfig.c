@@ -16,11 +16,12 @@
 #include "fstests/localconfig.h"
 
 /* The variables the checks print, in this order, after reading the file. */
-#define VARS                                                                              \
-	"FSTYP TEST_DEV TEST_DIR SCRATCH_DEV SCRATCH_DEV_POOL SCRATCH_MNT MKFS_OPTIONS "  \
-	"MOUNT_OPTIONS USE_EXTERNAL TEST_LOGDEV SCRATCH_LOGDEV TEST_RTDEV SCRATCH_RTDEV " \
+#define VARS                                                                                   \
+	"FSTYP TEST_DEV TEST_DIR SCRATCH_DEV SCRATCH_DEV_POOL SCRATCH_MNT MKFS_OPTIONS "       \
+	"MOUNT_OPTIONS TEST_FS_MOUNT_OPTS USE_EXTERNAL TEST_LOGDEV SCRATCH_LOGDEV TEST_RTDEV " \
+	"SCRATCH_RTDEV "                                                                       \
 	"LOGWRITES_DEV RESULT_BASE SOAK_DURATION WEIRD"
-#define NVARS 17
+#define NVARS 18
 
 static struct fs_config
 cfg(char *name, char *fstyp, char *mkfs, char *mount)
@@ -118,7 +119,7 @@ test_plain_simple(void **state)
 	const char *want[NVARS] = { "ext4",	    "/dev/vdb", "/mnt/test", "/dev/vdc", "<unset>",
 				    "/mnt/scratch", "<unset>",	"<unset>",   "<unset>",	 "<unset>",
 				    "<unset>",	    "<unset>",	"<unset>",   "<unset>",	 "<unset>",
-				    "<unset>",	    "<unset>" };
+				    "<unset>",	    "<unset>",	"<unset>" };
 
 	(void)state;
 	assert_int_equal(localconfig_write(&s, 1, NULL, NULL, &out), OK);
@@ -150,11 +151,24 @@ test_plain_quoting(void **state)
 	struct strbuf out = STRBUF_INIT;
 	struct strvec env = STRVEC_INIT, got = STRVEC_INIT;
 	char *path;
-	const char *want[NVARS] = {
-		"ext4",	   "/dev/vdb", "/mnt/test dir",	 "/dev/vdc", "<unset>", "/mnt/scr'atch",
-		mkfs,	   mount,      "<unset>",	 "<unset>",  "<unset>", "<unset>",
-		"<unset>", "<unset>",  "/res $ults/'x'", soak,	     weird
-	};
+	const char *want[NVARS] = { "ext4",
+				    "/dev/vdb",
+				    "/mnt/test dir",
+				    "/dev/vdc",
+				    "<unset>",
+				    "/mnt/scr'atch",
+				    mkfs,
+				    mount,
+				    mount,
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "/res $ults/'x'",
+				    soak,
+				    weird };
 
 	(void)state;
 	d.test_dir = "/mnt/test dir";
@@ -183,16 +197,16 @@ test_plain_devices(void **state)
 	struct strvec got = STRVEC_INIT;
 	char *path;
 	const char *want_pool[NVARS] = {
-		"btrfs",	"/dev/vdb", "/mnt/test", "<unset>",  "/dev/vdc /dev/vdd /dev/vde",
-		"/mnt/scratch", "<unset>",  "<unset>",	 "<unset>",  "<unset>",
-		"<unset>",	"<unset>",  "<unset>",	 "/dev/vdf", "<unset>",
-		"<unset>",	"<unset>"
+		"btrfs",	"/dev/vdb", "/mnt/test", "<unset>", "/dev/vdc /dev/vdd /dev/vde",
+		"/mnt/scratch", "<unset>",  "<unset>",	 "<unset>", "<unset>",
+		"<unset>",	"<unset>",  "<unset>",	 "<unset>", "/dev/vdf",
+		"<unset>",	"<unset>",  "<unset>"
 	};
 	const char *want_log[NVARS] = { "xfs",	   "/dev/vdb",	   "/mnt/test", "/dev/vdc",
 					"<unset>", "/mnt/scratch", "-m crc=1",	"<unset>",
-					"yes",	   "/dev/vdg",	   "/dev/vdh",	"<unset>",
+					"<unset>", "yes",	   "/dev/vdg",	"/dev/vdh",
 					"<unset>", "<unset>",	   "<unset>",	"<unset>",
-					"<unset>" };
+					"<unset>", "<unset>" };
 
 	(void)state;
 	c.pool_devices = 3;
@@ -396,19 +410,43 @@ test_sections_real_parser(void **state)
 	struct strbuf out = STRBUF_INIT;
 	struct strvec env = STRVEC_INIT, got = STRVEC_INIT;
 	char *path;
-	const char *w0[NVARS] = {
-		"ext4",		"/dev/vdb", "/mnt/test",     "/dev/vdc", "",
-		"/mnt/scratch", "-b 1024",  "-o nodelalloc", "",	 "<unset>",
-		"<unset>",	"<unset>",  "<unset>",	     "",	 "/res",
-		"3m",		"a$b"
-	};
+	const char *w0[NVARS] = { "ext4",
+				  "/dev/vdb",
+				  "/mnt/test",
+				  "/dev/vdc",
+				  "",
+				  "/mnt/scratch",
+				  "-b 1024",
+				  "-o nodelalloc",
+				  "-o nodelalloc",
+				  "",
+				  "<unset>",
+				  "<unset>",
+				  "<unset>",
+				  "<unset>",
+				  "",
+				  "/res",
+				  "3m",
+				  "a$b" };
 	/* Same FSTYP, no options of its own: check's defaults, not 1k's. */
-	const char *w1[NVARS] = {
-		"ext4",		"/dev/vdb", "/mnt/test",	 "/dev/vdc", "",
-		"/mnt/scratch", " ",	    "-o acl,user_xattr", "",	     "<unset>",
-		"<unset>",	"<unset>",  "<unset>",		 "",	     "/res",
-		"3m",		"a$b"
-	};
+	const char *w1[NVARS] = { "ext4",
+				  "/dev/vdb",
+				  "/mnt/test",
+				  "/dev/vdc",
+				  "",
+				  "/mnt/scratch",
+				  " ",
+				  "-o acl,user_xattr",
+				  "-o acl,user_xattr",
+				  "",
+				  "<unset>",
+				  "<unset>",
+				  "<unset>",
+				  "<unset>",
+				  "",
+				  "/res",
+				  "3m",
+				  "a$b" };
 	const char *w2[NVARS] = { "xfs",
 				  "/dev/vdb",
 				  "/mnt/test",
@@ -416,6 +454,7 @@ test_sections_real_parser(void **state)
 				  "",
 				  "/mnt/scratch",
 				  "-l size=16m",
+				  "",
 				  "",
 				  "yes",
 				  "",
@@ -435,6 +474,7 @@ test_sections_real_parser(void **state)
 				  "/mnt/scratch",
 				  "",
 				  "",
+				  "",
 				  "no",
 				  "",
 				  "",
@@ -446,9 +486,9 @@ test_sections_real_parser(void **state)
 				  "a$b" };
 	/* A new FSTYP without USE_EXTERNAL: check clears the external devices. */
 	const char *w4[NVARS] = { "xfs",	  "/dev/vdb", "/mnt/test", "/dev/vdc", "",
-				  "/mnt/scratch", odd,	      "",	   "<unset>",  "<unset>",
-				  "<unset>",	  "<unset>",  "<unset>",   "",	       "/res",
-				  "3m",		  "a$b" };
+				  "/mnt/scratch", odd,	      "",	   "",	       "<unset>",
+				  "<unset>",	  "<unset>",  "<unset>",   "<unset>",  "",
+				  "/res",	  "3m",	      "a$b" };
 	const char *const *want[5] = { w0, w1, w2, w3, w4 };
 	const char *names[5] = { "[ext4_1k]", "[ext4_4k]", "[xfs_logdev]", "[btrfs_pool]",
 				 "[xfs_odd]" };
