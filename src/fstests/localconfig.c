@@ -214,6 +214,7 @@ struct carried {
 	const char *mount; /* NULL: check's default */
 	const char *test_mount;
 	bool external;
+	struct strvec env; /* the names an earlier section's configuration set */
 };
 
 /* MKFS_OPTIONS or MOUNT_OPTIONS of one section. */
@@ -348,6 +349,40 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 		rc = put_var(w, "LOGWRITES_DEV", "");
 	if (rc == OK && result_base && *result_base)
 		rc = put_var(w, "RESULT_BASE", result_base);
+	for (size_t i = 0; rc == OK && env && i < env->n; i++) {
+		size_t len = strcspn(env->v[i], "=") + 1;
+
+		for (size_t j = 0; j < cfg->env.n; j++)
+			if (!strncmp(cfg->env.v[j], env->v[i], len))
+				return error(ERR_INVALID,
+					     "%s sets %.*s itself; the extra setting '%s' would "
+					     "replace it",
+					     w->where, (int)len - 1, env->v[i], env->v[i]);
+	}
+	if (rc == OK)
+		rc = check_env(&cfg->env);
+	/* check would carry an earlier configuration's setting into this one */
+	for (size_t i = 0; rc == OK && i < c->env.n; i++) {
+		char *set = xasprintf("%s=", c->env.v[i]);
+		bool again = false;
+
+		for (size_t j = 0; j < cfg->env.n; j++)
+			again = again || str_startswith(cfg->env.v[j], set);
+		for (size_t j = 0; env && j < env->n; j++)
+			again = again || str_startswith(env->v[j], set);
+		if (!again)
+			rc = put_var(w, c->env.v[i], "");
+		free(set);
+	}
+	strvec_clear(&c->env);
+	for (size_t i = 0; i < cfg->env.n; i++) {
+		char *name = xstrndup(cfg->env.v[i], strcspn(cfg->env.v[i], "="));
+
+		strvec_push(&c->env, name);
+		free(name);
+	}
+	if (rc == OK)
+		rc = put_env(w, &cfg->env);
 	if (rc == OK)
 		rc = put_env(w, env);
 	c->fstyp = cfg->fstyp;
@@ -374,7 +409,7 @@ localconfig_write(const struct localconfig_section *secs, size_t n, const char *
 {
 	struct strbuf text = STRBUF_INIT;
 	struct strvec names = STRVEC_INIT;
-	struct carried carried = { 0 };
+	struct carried carried = { .env = STRVEC_INIT };
 	struct writer w = { .out = &text, .sections = n > 1 };
 	enum status rc;
 
@@ -419,5 +454,6 @@ localconfig_write(const struct localconfig_section *secs, size_t n, const char *
 		strbuf_add(out, text.buf, text.len);
 	strbuf_release(&text);
 	strvec_clear(&names);
+	strvec_clear(&carried.env);
 	return rc;
 }

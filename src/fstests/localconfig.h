@@ -37,7 +37,8 @@
  *	USE_EXTERNAL=yes, SCRATCH_RTDEV (TEST_RTDEV)		when rtdev_size > 0
  *	LOGWRITES_DEV						when one is given
  *	RESULT_BASE						when one is given
- *	the extra NAME=value settings (SOAK_DURATION=3m ...)	in each section
+ *	the configuration's env (FSX_AVOID=-C -I ...)		when it has one
+ *	the extra NAME=value settings (SOAK_DURATION=180 ...)	in each section
  * An empty mkfs_options or mount_options means check's own default for the
  * filesystem (for ext4, MOUNT_OPTIONS="-o acl,user_xattr"). The mount options
  * go to TEST_FS_MOUNT_OPTS as well as MOUNT_OPTIONS: check mounts TEST_DIR
@@ -46,7 +47,8 @@
  * with the filesystem's defaults (unencrypted on ext4/encrypt, say).
  *
  * check carries settings from one section into the next, so every section
- * names every device variable (an unused one as NAME=, empty), says
+ * names every device variable (an unused one as NAME=, empty), empties a
+ * variable an earlier section's configuration set in its env, says
  * USE_EXTERNAL=no after a section that used external devices, and, where
  * check would carry an earlier section's MKFS_OPTIONS, MOUNT_OPTIONS or
  * TEST_FS_MOUNT_OPTS into a section that wants the default (same FSTYP, no
@@ -85,7 +87,8 @@ struct localconfig_section {
  * "NAME=value" settings added to every section, may be NULL. ERR_INVALID,
  * naming the config and the variable, for a device the configuration needs
  * but did not get, a bad NAME in env, a NAME that this module writes itself
- * (FSTYP, TEST_DEV ...), or a value that cannot be carried (see above).
+ * (FSTYP, TEST_DEV ...) or that the configuration's own env sets, or a value
+ * that cannot be carried (see above).
  * Nothing is appended on failure.
  */
 enum status localconfig_write(const struct localconfig_section *secs, size_t n,

@@ -298,6 +298,57 @@ test_bad_input(void **state)
 	strbuf_release(&out);
 }
 
+/* A configuration's own settings (FSX_AVOID for bigalloc) reach local.config. */
+static void
+test_config_env(void **state)
+{
+	struct fs_config big = cfg("ext4/bigalloc_4k", "ext4", "-O bigalloc", "");
+	struct fs_config plain = cfg("ext4/4k", "ext4", "", "");
+	struct localconfig_section s[2] = { { &big, &vd }, { &plain, &vd } };
+	struct strbuf out = STRBUF_INIT;
+	struct strvec env = STRVEC_INIT, got = STRVEC_INIT;
+	const char *tail;
+	char *path;
+
+	(void)state;
+	strvec_init(&big.env);
+	strvec_push(&big.env, "FSX_AVOID=-C -I");
+	strvec_push(&big.env, "XFS_IO_AVOID=fcollapse finsert");
+	strvec_push(&env, "SOAK_DURATION=180");
+	assert_int_equal(localconfig_write(s, 1, NULL, &env, &out), OK);
+	assert_non_null(strstr(out.buf, "\nexport FSX_AVOID='-C -I'\n"));
+	path = write_text(out.buf);
+	run_bash("set -e; . \"$1\"; bash -c 'printf \"%s\\0\" \"$FSX_AVOID\" "
+		 "\"$XFS_IO_AVOID\" \"$SOAK_DURATION\"'",
+		 path, &got);
+	assert_int_equal(got.n, 3);
+	assert_string_equal(got.v[0], "-C -I");
+	assert_string_equal(got.v[1], "fcollapse finsert");
+	assert_string_equal(got.v[2], "180");
+	strvec_clear(&got);
+	free(path);
+
+	/* check carries a section's settings into the next: the next empties them */
+	strbuf_reset(&out);
+	assert_int_equal(localconfig_write(s, 2, NULL, &env, &out), OK);
+	tail = strstr(out.buf, "\n[ext4_4k]\n");
+	assert_non_null(tail);
+	assert_non_null(strstr(tail, "\nFSX_AVOID=\n"));
+	assert_non_null(strstr(tail, "\nXFS_IO_AVOID=\n"));
+	assert_null(strstr(tail, "\nSOAK_DURATION=\n"));
+
+	/* the run may not replace what the configuration sets */
+	strbuf_reset(&out);
+	strvec_push(&env, "FSX_AVOID=-W");
+	assert_int_equal(localconfig_write(s, 1, NULL, &env, &out), ERR_INVALID);
+	assert_string_equal(error_msg(), "config 'ext4/bigalloc_4k' sets FSX_AVOID itself; the "
+					 "extra setting 'FSX_AVOID=-W' would replace it");
+	assert_int_equal(out.len, 0);
+	strvec_clear(&env);
+	strvec_clear(&big.env);
+	strbuf_release(&out);
+}
+
 static void
 test_section_names(void **state)
 {
@@ -525,9 +576,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain_simple),  cmocka_unit_test(test_plain_quoting),
-		cmocka_unit_test(test_plain_devices), cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_section_names), cmocka_unit_test(test_sections_real_parser),
+		cmocka_unit_test(test_plain_simple),	     cmocka_unit_test(test_plain_quoting),
+		cmocka_unit_test(test_plain_devices),	     cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_config_env),	     cmocka_unit_test(test_section_names),
+		cmocka_unit_test(test_sections_real_parser),
 	};
 
 	return cmocka_run_group_tests_name("localconfig", tests, test_setup_hermetic,
