@@ -252,6 +252,12 @@ test_validate(void **state)
 	strvec_clear(&p.tests.tests);
 	strvec_push(&p.tests.tests, "generic/0*");
 	assert_int_equal(plan_validate(&p, &prof, backends), OK);
+	/* patterns check expands, in the directory too */
+	strvec_push(&p.tests.tests, "*/001");
+	strvec_push(&p.tests.tests, "generic/00?");
+	assert_int_equal(plan_validate(&p, &prof, backends), OK);
+	strvec_clear(&p.tests.tests);
+	strvec_push(&p.tests.tests, "generic/0*");
 	strvec_push(&p.tests.tests, "xfs/001");
 	expect_invalid(&p, "tests.tests[1]: 'xfs/001' is a test for xfs, and no chosen "
 			   "configuration is xfs (check would run it anyway, and it would "

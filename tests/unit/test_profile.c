@@ -179,7 +179,12 @@ test_shipped_sets(void **state)
 	const struct test_set *s;
 
 	(void)state;
-	assert_int_equal(shipped.nsets, 3);
+	assert_int_equal(shipped.nsets, 4);
+	/* "full", as kvm-xfstests users type it, is the auto group */
+	s = profiles_set(&shipped, "full");
+	assert_non_null(s);
+	assert_int_equal(s->groups.n, 1);
+	assert_string_equal(s->groups.v[0], "auto");
 	s = profiles_set(&shipped, "smoke");
 	assert_non_null(s);
 	assert_true(strvec_contains(&s->groups, "smoketest"));
