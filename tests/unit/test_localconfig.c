@@ -349,6 +349,87 @@ test_config_env(void **state)
 	strbuf_release(&out);
 }
 
+/*
+ * Every shipped configuration: its local.config, sourced by bash as check
+ * sources it, gives each variable what the profile and its devices say.
+ */
+static void
+test_shipped_profiles(void **state)
+{
+	char *dir = test_path("profiles");
+	struct localconfig_devices d = vd;
+	struct strvec env = STRVEC_INIT;
+	struct profiles p;
+
+	(void)state;
+	assert_int_equal(profiles_load(dir, &p), OK);
+	d.test_logdev = "/dev/vdt";
+	d.scratch_logdev = "/dev/vdu";
+	d.test_rtdev = "/dev/vdv";
+	d.scratch_rtdev = "/dev/vdw";
+	d.logwrites_dev = "/dev/vdx";
+	strvec_push(&env, "SOAK_DURATION=180");
+	for (size_t i = 0; i < p.nconfigs; i++) {
+		const struct fs_config *c = &p.configs[i];
+		struct localconfig_section s = { c, &d };
+		struct strbuf out = STRBUF_INIT, script = STRBUF_INIT;
+		struct strvec got = STRVEC_INIT, pool = STRVEC_INIT;
+		bool ext = c->logdev_size || c->rtdev_size;
+		char *path, *joined;
+		const char *want[NVARS];
+
+		for (unsigned k = 0; k < c->pool_devices; k++)
+			strvec_pushf(&pool, "/dev/pool%u", k);
+		joined = strvec_join(&pool, " ");
+		d.scratch_pool = pool.n ? (const char *const *)pool.v : NULL;
+		want[0] = c->fstyp;
+		want[1] = "/dev/vdb";
+		want[2] = "/mnt/test";
+		want[3] = c->pool_devices ? "<unset>" : "/dev/vdc";
+		want[4] = c->pool_devices ? joined : "<unset>";
+		want[5] = "/mnt/scratch";
+		want[6] = *c->mkfs_options ? c->mkfs_options : "<unset>";
+		want[7] = *c->mount_options ? c->mount_options : "<unset>";
+		want[8] = want[7]; /* TEST_DIR is mounted as SCRATCH is */
+		want[9] = ext ? "yes" : "<unset>";
+		want[10] = c->logdev_size ? "/dev/vdt" : "<unset>";
+		want[11] = c->logdev_size ? "/dev/vdu" : "<unset>";
+		want[12] = c->rtdev_size ? "/dev/vdv" : "<unset>";
+		want[13] = c->rtdev_size ? "/dev/vdw" : "<unset>";
+		want[14] = "/dev/vdx";
+		want[15] = "<unset>";
+		want[16] = "180";
+		want[17] = "<unset>";
+		if (localconfig_write(&s, 1, NULL, &env, &out) != OK)
+			fail_msg("%s: %s", c->name, error_msg());
+		path = write_text(out.buf);
+		/* the variables, then each of the configuration's own settings */
+		strbuf_addf(&script, "set -e; . \"$1\"; %s; ", child_print);
+		for (size_t k = 0; k < c->env.n; k++)
+			strbuf_addf(&script, "printf '%%s\\0' \"$%.*s\"; ",
+				    (int)strcspn(c->env.v[k], "="), c->env.v[k]);
+		run_bash(script.buf, path, &got);
+		for (size_t k = 0; k < NVARS; k++)
+			if (k >= got.n || strcmp(got.v[k], want[k]))
+				fail_msg("%s: variable %zu of '" VARS "' is '%s', want '%s'",
+					 c->name, k, k < got.n ? got.v[k] : "(none)", want[k]);
+		assert_int_equal(got.n, NVARS + c->env.n);
+		for (size_t k = 0; k < c->env.n; k++)
+			if (strcmp(got.v[NVARS + k], strchr(c->env.v[k], '=') + 1))
+				fail_msg("%s: %s came out as '%s'", c->name, c->env.v[k],
+					 got.v[NVARS + k]);
+		free(path);
+		free(joined);
+		strvec_clear(&pool);
+		strvec_clear(&got);
+		strbuf_release(&script);
+		strbuf_release(&out);
+	}
+	profiles_release(&p);
+	strvec_clear(&env);
+	free(dir);
+}
+
 static void
 test_section_names(void **state)
 {
@@ -576,10 +657,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain_simple),	     cmocka_unit_test(test_plain_quoting),
-		cmocka_unit_test(test_plain_devices),	     cmocka_unit_test(test_bad_input),
-		cmocka_unit_test(test_config_env),	     cmocka_unit_test(test_section_names),
-		cmocka_unit_test(test_sections_real_parser),
+		cmocka_unit_test(test_plain_simple),  cmocka_unit_test(test_plain_quoting),
+		cmocka_unit_test(test_plain_devices), cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_config_env),    cmocka_unit_test(test_shipped_profiles),
+		cmocka_unit_test(test_section_names), cmocka_unit_test(test_sections_real_parser),
 	};
 
 	return cmocka_run_group_tests_name("localconfig", tests, test_setup_hermetic,
