@@ -488,4 +488,51 @@ check "interrupted: check.log counts the test in progress as run" grep -qx 'Ran:
 check "interrupted: check.time is intact" bash -c "! grep -qv '^[a-z0-9]*/[0-9]* [0-9]*$' '$R/check.time'"
 check "no check temporary file is left at the end" test -z "$(ls -A "$TMPDIR")"
 
+#
+# 10. TEST_DIR is mounted with TEST_FS_MOUNT_OPTS, as fstests' _test_mount
+#     does (MOUNT_OPTIONS is for SCRATCH only); an xfs TEST_LOGDEV is given
+#     to mount with USE_EXTERNAL=yes
+#
+mountpoint -q "$T/mnt/test" && umount "$T/mnt/test"
+mkfs.ext4 -q -F "$TD" >/dev/null 2>&1
+cat >"$M/local.config" <<EOF
+export FSTYP=ext4
+export TEST_DEV=$TD
+export TEST_DIR=$T/mnt/test
+export SCRATCH_DEV=$SD
+export SCRATCH_MNT=$T/mnt/scratch
+export MOUNT_OPTIONS='-o nodelalloc'
+export TEST_FS_MOUNT_OPTS='-o nodelalloc,noatime'
+EOF
+run_check testopts.out generic/001
+check "TEST_FS_MOUNT_OPTS: generic/001 passes" test "$rc" -eq 0
+test_opts=$(findmnt -no OPTIONS "$T/mnt/test")
+check "TEST_FS_MOUNT_OPTS: TEST_DIR is mounted with them" \
+	bash -c "grep -q nodelalloc <<<'$test_opts' && grep -q noatime <<<'$test_opts'"
+mountpoint -q "$T/mnt/test" && umount "$T/mnt/test"
+LD=""
+release_log() { [ -n "$LD" ] && losetup -d "$LD"; return 0; }
+at_exit release_log
+if command -v mkfs.xfs >/dev/null && truncate -s 64M "$T/log.img" &&
+	LD=$(losetup -f --show "$T/log.img") &&
+	# (mkfs.xfs makes file systems under 300MB only for fstests, which it
+	# recognises by these variables)
+	TEST_DIR=$T/mnt/test TEST_DEV=$SD QA_CHECK_FS=1 \
+		mkfs.xfs -q -f -l logdev="$LD",size=16m "$SD" >/dev/null 2>&1; then
+	cat >"$M/local.config" <<EOF
+export FSTYP=xfs
+export TEST_DEV=$SD
+export TEST_DIR=$T/mnt/test
+export USE_EXTERNAL=yes
+export TEST_LOGDEV=$LD
+EOF
+	run_check logdev.out generic/001
+	check "TEST_LOGDEV: generic/001 passes on xfs with an external log" test "$rc" -eq 0
+	test_opts=$(findmnt -no OPTIONS "$T/mnt/test")
+	check "TEST_LOGDEV: TEST_DIR is mounted with logdev=" grep -q "logdev=$LD" <<<"$test_opts"
+	mountpoint -q "$T/mnt/test" && umount "$T/mnt/test"
+else
+	skip "TEST_LOGDEV: xfs with an external log on loop devices" "mkfs.xfs is missing or failed"
+fi
+
 done_testing
