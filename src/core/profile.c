@@ -105,7 +105,7 @@ static const struct {
 	{ "XFS_IO_AVOID", ENV_COMMANDS },
 };
 
-/* Variables fswb writes into local.config itself (src/fstests/localconfig.c). */
+/* The variables src/fstests/localconfig.c writes itself. */
 static const char *const fswb_vars[] = {
 	"FSTYP",
 	"TEST_DEV",
@@ -124,6 +124,15 @@ static const char *const fswb_vars[] = {
 	"RESULT_BASE",
 	"TEST_FS_MOUNT_OPTS",
 };
+
+bool
+profiles_fswb_var(const char *name, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fswb_vars); i++)
+		if (strlen(fswb_vars[i]) == len && !strncmp(fswb_vars[i], name, len))
+			return true;
+	return false;
+}
 
 /*
  * A duration as check converts SOAK_DURATION (a number, then s, m, h, d or
@@ -173,12 +182,11 @@ check_env_word(const char *file, unsigned line, const char *key, char **word)
 	struct strbuf known = STRBUF_INIT;
 	enum status rc;
 
-	for (size_t i = 0; i < ARRAY_SIZE(fswb_vars); i++)
-		if (strlen(fswb_vars[i]) == nlen && !strncmp(fswb_vars[i], w, nlen))
-			return error(ERR_PARSE,
-				     "%s:%u: key '%s': fswb sets %s itself, from the "
-				     "configuration and the devices it gives it",
-				     file, line, key, fswb_vars[i]);
+	if (profiles_fswb_var(w, nlen))
+		return error(ERR_PARSE,
+			     "%s:%u: key '%s': fswb sets %.*s itself, from the "
+			     "configuration and the devices it gives it",
+			     file, line, key, (int)nlen, w);
 	for (size_t i = 0; i < ARRAY_SIZE(env_vars); i++) {
 		unsigned long long secs;
 		char *end;
@@ -809,8 +817,16 @@ load_excludes(const char *dir, struct fs_config *c)
 	return rc;
 }
 
+/*
+ * Call fn for each file profiles/fs/FS/NAME<suffix>, in order, with FS,
+ * NAME, the file's path and an allocation count it may keep; what (a
+ * "configuration", a "list") names it in messages. Stops at the first error.
+ */
 static enum status
-load_configs(const char *dir, struct profiles *out)
+walk_fs_files(const char *dir, const char *suffix, const char *what,
+	      enum status (*fn)(struct profiles *, const char *, const char *, const char *,
+				const char *, size_t *),
+	      struct profiles *out)
 {
 	char *fsdir = path_join(dir, "fs");
 	struct strvec fstypes = STRVEC_INIT;
@@ -822,56 +838,76 @@ load_configs(const char *dir, struct profiles *out)
 		struct strvec files = STRVEC_INIT;
 
 		if (!path_is_dir(sub)) {
-			if (str_endswith(fstypes.v[i], ".conf"))
+			if (str_endswith(fstypes.v[i], suffix))
 				rc = error(ERR_PARSE,
-					   "%s: a configuration belongs in a filesystem directory; "
+					   "%s: a %s belongs in a filesystem directory; "
 					   "move it to %s/FSTYP/%s",
-					   sub, fsdir, fstypes.v[i]);
+					   sub, what, fsdir, fstypes.v[i]);
 			free(sub);
 			continue;
 		}
 		rc = list_dir(sub, &files);
 		for (size_t j = 0; rc == OK && j < files.n; j++) {
 			const char *f = files.v[j];
-			char *file, *text = NULL, *cfg, *name;
-			unsigned lines[MAX_KEYS];
+			char *file, *base, *name;
 
-			if (!str_endswith(f, ".conf"))
+			if (!str_endswith(f, suffix))
 				continue;
 			file = path_join(sub, f);
-			cfg = xstrndup(f, strlen(f) - strlen(".conf"));
-			name = xasprintf("%s/%s", fstypes.v[i], cfg);
-			if (!good_name(fstypes.v[i]) || !good_name(cfg)) {
+			base = xstrndup(f, strlen(f) - strlen(suffix));
+			name = xasprintf("%s/%s", fstypes.v[i], base);
+			if (!good_name(fstypes.v[i]) || !good_name(base))
 				rc = error(ERR_PARSE,
-					   "%s: '%s' is not a usable configuration name; use only "
+					   "%s: '%s' is not a usable %s name; use only "
 					   "letters, digits, '-', '_' and '.'",
-					   file, name);
-			} else if ((rc = read_profile(file, &text)) == OK) {
-				ALLOC_GROW(out->configs, out->nconfigs + 1, alloc);
-				rc = fs_config_parse_lines(file, name, text,
-							   &out->configs[out->nconfigs], lines);
-				if (rc == OK) {
-					out->nconfigs++;
-					rc = check_exclude(dir, &out->configs[out->nconfigs - 1],
-							   lines);
-				}
-				if (rc == OK)
-					rc = load_excludes(dir, &out->configs[out->nconfigs - 1]);
-			}
-			free(text);
+					   file, name, what);
+			else
+				rc = fn(out, dir, fstypes.v[i], base, file, &alloc);
 			free(name);
-			free(cfg);
+			free(base);
 			free(file);
 		}
 		strvec_clear(&files);
 		free(sub);
 	}
-	if (rc == OK && !out->nconfigs)
-		rc = error(ERR_NOTFOUND,
-			   "'%s' has no filesystem configurations; they are files FSTYP/NAME.conf",
-			   fsdir);
 	strvec_clear(&fstypes);
 	free(fsdir);
+	return rc;
+}
+
+static enum status
+config_file(struct profiles *out, const char *dir, const char *fs, const char *cfg,
+	    const char *file, size_t *alloc)
+{
+	char *text = NULL, *name = xasprintf("%s/%s", fs, cfg);
+	unsigned lines[MAX_KEYS];
+	enum status rc = read_profile(file, &text);
+
+	if (rc == OK) {
+		ALLOC_GROW(out->configs, out->nconfigs + 1, *alloc);
+		rc = fs_config_parse_lines(file, name, text, &out->configs[out->nconfigs], lines);
+	}
+	if (rc == OK) {
+		out->nconfigs++;
+		rc = check_exclude(dir, &out->configs[out->nconfigs - 1], lines);
+	}
+	if (rc == OK)
+		rc = load_excludes(dir, &out->configs[out->nconfigs - 1]);
+	free(text);
+	free(name);
+	return rc;
+}
+
+static enum status
+load_configs(const char *dir, struct profiles *out)
+{
+	enum status rc = walk_fs_files(dir, ".conf", "configuration", config_file, out);
+
+	if (rc == OK && !out->nconfigs)
+		rc = error(ERR_NOTFOUND,
+			   "'%s/fs' has no filesystem configurations; they are files "
+			   "FSTYP/NAME.conf",
+			   dir);
 	return rc;
 }
 
@@ -1030,47 +1066,13 @@ read_list(const struct profiles *p, const char *file, const char *fs, const char
 }
 
 static enum status
-load_lists(const char *dir, struct profiles *out)
+list_file(struct profiles *out, const char *dir, const char *fs, const char *name, const char *file,
+	  size_t *alloc)
 {
-	char *fsdir = path_join(dir, "fs");
-	struct strvec fstypes = STRVEC_INIT;
-	size_t alloc = 0;
-	enum status rc = list_dir(fsdir, &fstypes);
-
-	for (size_t i = 0; rc == OK && i < fstypes.n; i++) {
-		char *sub = path_join(fsdir, fstypes.v[i]);
-		struct strvec files = STRVEC_INIT;
-
-		if (path_is_dir(sub))
-			rc = list_dir(sub, &files);
-		for (size_t j = 0; rc == OK && j < files.n; j++) {
-			const char *f = files.v[j];
-			char *file, *name;
-
-			if (!str_endswith(f, ".list"))
-				continue;
-			file = path_join(sub, f);
-			name = xstrndup(f, strlen(f) - strlen(".list"));
-			if (!good_name(name)) {
-				rc = error(ERR_PARSE,
-					   "%s: '%s' is not a usable list name; use only letters, "
-					   "digits, '-', '_' and '.'",
-					   file, name);
-			} else {
-				ALLOC_GROW(out->lists, out->nlists + 1, alloc);
-				rc = read_list(out, file, fstypes.v[i], name,
-					       &out->lists[out->nlists]);
-				out->nlists++;
-			}
-			free(name);
-			free(file);
-		}
-		strvec_clear(&files);
-		free(sub);
-	}
-	strvec_clear(&fstypes);
-	free(fsdir);
-	return rc;
+	(void)dir;
+	ALLOC_GROW(out->lists, out->nlists + 1, *alloc);
+	/* counted even on failure: read_list leaves it for profiles_release() */
+	return read_list(out, file, fs, name, &out->lists[out->nlists++]);
 }
 
 enum status
@@ -1089,7 +1091,7 @@ profiles_load(const char *dir, struct profiles *out)
 		rc = check_aliases(out);
 	}
 	if (rc == OK)
-		rc = load_lists(dir, out);
+		rc = walk_fs_files(dir, ".list", "list", list_file, out);
 	if (rc != OK) {
 		profiles_release(out);
 		return rc;

@@ -62,6 +62,7 @@
 #ifndef FSWB_CORE_PROFILE_H
 #define FSWB_CORE_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -153,6 +154,13 @@ enum status profiles_resolve_configs(const struct profiles *p, const char *arg, 
  */
 enum status profiles_resolve_config(const struct profiles *p, const char *arg,
 				    const struct fs_config **out);
+
+/*
+ * Whether name (its first len bytes) is a variable fswb writes into
+ * local.config itself (FSTYP, TEST_DEV, MOUNT_OPTIONS, LOGWRITES_DEV ...),
+ * which no profile or extra setting may set.
+ */
+bool profiles_fswb_var(const char *name, size_t len);
 
 /* Parse one file's text (for tests and for the loader). */
 enum status fs_config_parse(const char *file, const char *name, const char *text,

@@ -5,26 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Variables this module writes itself; env may not set them. */
-static const char *const managed_vars[] = {
-	"FSTYP",
-	"TEST_DEV",
-	"TEST_DIR",
-	"SCRATCH_DEV",
-	"SCRATCH_DEV_POOL",
-	"SCRATCH_MNT",
-	"MKFS_OPTIONS",
-	"MOUNT_OPTIONS",
-	"USE_EXTERNAL",
-	"TEST_LOGDEV",
-	"SCRATCH_LOGDEV",
-	"TEST_RTDEV",
-	"SCRATCH_RTDEV",
-	"LOGWRITES_DEV",
-	"RESULT_BASE",
-	"TEST_FS_MOUNT_OPTS",
-};
-
 /*
  * check's defaults when a section leaves MOUNT_OPTIONS or MKFS_OPTIONS empty
  * and the filesystem changes (common/config, with none of the per-filesystem
@@ -167,13 +147,11 @@ check_env(const struct strvec *env)
 				     "extra setting '%s' is not NAME=value with NAME made of "
 				     "letters, digits and '_'",
 				     s);
-		for (size_t j = 0; j < ARRAY_SIZE(managed_vars); j++)
-			if (strlen(managed_vars[j]) == (size_t)(eq - s) &&
-			    !strncmp(managed_vars[j], s, (size_t)(eq - s)))
-				return error(ERR_INVALID,
-					     "extra setting '%s': '%s' comes from the "
-					     "configuration and its devices; change those instead",
-					     s, managed_vars[j]);
+		if (profiles_fswb_var(s, (size_t)(eq - s)))
+			return error(ERR_INVALID,
+				     "extra setting '%s': '%.*s' comes from the "
+				     "configuration and its devices; change those instead",
+				     s, (int)(eq - s), s);
 	}
 	return OK;
 }
