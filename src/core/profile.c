@@ -144,22 +144,19 @@ parse_duration(const char *v, unsigned long long *secs)
 	static const struct {
 		char suffix;
 		unsigned long long mult;
-	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 604800 } };
-	char *end;
+	} units[] = { { '\0', 1 },   { 's', 1 },     { 'm', 60 },
+		      { 'h', 3600 }, { 'd', 86400 }, { 'w', 604800 } };
+	size_t len = strspn(v, "0123456789."), dots = 0;
 	double n;
 
-	if (!isdigit((unsigned char)v[0]))
+	for (size_t i = 0; i < len; i++)
+		dots += v[i] == '.';
+	/* digits, at most one '.', then at most one suffix letter */
+	if (!isdigit((unsigned char)v[0]) || len > 15 || dots > 1 || (v[len] && v[len + 1]))
 		return false;
-	errno = 0;
-	n = strtod(v, &end);
-	if (errno || n > 1e12 || (end[0] && end[1]))
-		return false;
-	if (!end[0]) {
-		*secs = (unsigned long long)n;
-		return true;
-	}
+	n = strtod(v, NULL);
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-		if (end[0] == units[i].suffix) {
+		if (v[len] == units[i].suffix) {
 			*secs = (unsigned long long)(n * (double)units[i].mult);
 			return true;
 		}

@@ -987,6 +987,12 @@ test_parse_env(void **state)
 	expect_parse("env.SOAK_DURATION = 3min\n", ERR_PARSE,
 		     "f.conf:6: key 'env.SOAK_DURATION': SOAK_DURATION '3min' is not a duration; "
 		     "write seconds (180) or a number with s, m, h, d or w (3m)");
+	expect_parse("env.SOAK_DURATION = 1e3\n", ERR_PARSE,
+		     "f.conf:6: key 'env.SOAK_DURATION': SOAK_DURATION '1e3' is not a duration; "
+		     "write seconds (180) or a number with s, m, h, d or w (3m)");
+	expect_parse("env.SOAK_DURATION = 1.2.3m\n", ERR_PARSE,
+		     "f.conf:6: key 'env.SOAK_DURATION': SOAK_DURATION '1.2.3m' is not a duration; "
+		     "write seconds (180) or a number with s, m, h, d or w (3m)");
 	expect_parse("env.TIME_FACTOR = 0\n", ERR_PARSE,
 		     "f.conf:6: key 'env.TIME_FACTOR': TIME_FACTOR '0' is not a whole number of "
 		     "at least 1; fstests multiplies with it");
