@@ -42,7 +42,7 @@ static const struct type_info types[] = {
 	{ "HELLO", AGENT_HELLO, 1, P_NONE, A_ANY, A_ANY,
 	  "HELLO <proto> <agent-version> <arch> <kernel-release>" },
 	{ "READY", AGENT_READY, 0, P_NONE, A_ANY, A_ANY, "READY" },
-	{ "HB", AGENT_HB, 1, P_NONE, A_NUMBER, A_ANY, "HB <uptime-seconds>" },
+	{ "HB", AGENT_HB, 1, P_NONE, A_NUMBER, A_ANY, "HB <uptime-seconds> [<busy-percent>]" },
 	{ "OUT", AGENT_OUT, 0, P_REQUIRED, A_ANY, A_ANY, "OUT +LEN" },
 	{ "LOG", AGENT_LOG, 0, P_REQUIRED, A_ANY, A_ANY, "LOG +LEN" },
 	{ "ERR", AGENT_ERR, 0, P_REQUIRED, A_ANY, A_ANY, "ERR +LEN" },

@@ -57,11 +57,13 @@
  *   READY
  *	The agent is waiting for a command. Sent after HELLO and at the end
  *	of every command but FILE and POWEROFF, whatever its outcome.
- *   HB <uptime>
+ *   HB <uptime> [<busy>]
  *	Heartbeat: the guest's uptime in whole seconds, every
  *	AGENT_HB_INTERVAL seconds while a command runs (mkfs, check, tar), so
- *	that the host can tell a hung guest from a long test. Between
- *	commands (after READY) the agent is silent.
+ *	that the host can tell a hung guest from a long test; busy, when
+ *	there, is the share of the guest's CPU time (0-100) spent busy since
+ *	the last heartbeat (an idle guest in a long test is likely stuck).
+ *	Between commands (after READY) the agent is silent.
  *   OUT +LEN
  *	The next bytes of check's stdout and stderr, as check wrote them
  *	(test names come before their outcome without a newline: a frame may

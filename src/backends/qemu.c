@@ -100,29 +100,30 @@ find_qemu(const struct plan *plan)
 	return NULL;
 }
 
-/* Why KVM cannot even be opened, or NULL when it can. */
+/* Why the KVM device is not usable (hostcheck_kvm_device), or NULL when it is. */
 static char *
 kvm_device_problem(char **fix)
 {
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	char *why = NULL;
 
-	if (fd >= 0) {
-		close(fd);
+	*fix = NULL;
+	switch (hostcheck_kvm_device(NULL, &why)) {
+	case HC_KVM_OK:
+	case HC_KVM_UNTRIED:
+		free(why);
 		return NULL;
-	}
-	if (errno == ENOENT) {
+	case HC_KVM_NODEV:
 		*fix = xstrdup("enable virtualisation in the firmware, or use a VM type with "
 			       "nested virtualisation; then 'modprobe kvm_intel' or 'modprobe "
 			       "kvm_amd'");
-		return xstrdup("there is no /dev/kvm (no hardware virtualisation here)");
-	}
-	if (errno == EACCES || errno == EPERM) {
+		break;
+	case HC_KVM_NOPERM:
 		*fix = xstrdup("sudo usermod -aG kvm \"$USER\" (then log in again)");
-		return xstrdup("/dev/kvm exists but this user may not open it (not in the "
-			       "'kvm' group)");
+		break;
+	default:
+		break;
 	}
-	*fix = NULL;
-	return xasprintf("/dev/kvm cannot be opened: %s", strerror(errno));
+	return why;
 }
 
 static char *

@@ -16,6 +16,7 @@
 #include "core/paths.h"
 #include "core/spawn.h"
 #include "fstests/catalogue.h"
+#include "fstests/estimate.h"
 #include "fstests/check_parser.h"
 #include "fstests/kmsg.h"
 #include "fstests/localconfig.h"
@@ -29,12 +30,12 @@
 #define HELLO_LIMIT_TCG 300
 #define WATCH_MS	1000
 #define CONSOLE_TAIL	80 /* kernel-log lines kept with a crashed or hung test */
-/* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its previous time, at least
- * TEST_LIMIT_MIN seconds; TEST_LIMIT_UNKNOWN without one; times TEST_LIMIT_SLOW under TCG. */
-#define TEST_LIMIT_FACTOR  5
-#define TEST_LIMIT_MIN	   600
-#define TEST_LIMIT_UNKNOWN 1800
-#define TEST_LIMIT_SLOW	   4
+/* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its expected time
+ * (fstests/estimate.h: earlier runs, SOAK_DURATION, its groups; stretched under emulation),
+ * at least TEST_LIMIT_MIN seconds. */
+#define TEST_LIMIT_FACTOR 5
+#define TEST_LIMIT_MIN	  600
+#define TEST_LONG_FACTOR  2 /* a test past twice its expected time is flagged */
 
 enum phase {
 	PH_IDLE,
@@ -76,8 +77,12 @@ struct engine {
 	enum phase phase;
 	uint64_t phase_ms, last_heard_ms, watch_timer;
 	char *current_test;
-	double current_prev; /* its previous time, < 0 when unknown */
 	uint64_t test_started_ms;
+	double current_expected; /* seconds it should take (estimate_test) */
+	enum est_basis current_basis;
+	bool current_flagged;	 /* the user was told it runs long */
+	uint64_t last_output_ms; /* the guest's last kernel-log or check output */
+	int guest_busy;		 /* % of the guest's CPU time busy (its heartbeat), -1: unknown */
 	/*
 	 * The tests of this configuration that ended, over all its guests: a
 	 * guest started after a crash or a hang leaves them out (-E), and the
@@ -95,6 +100,11 @@ struct engine {
 	int check_status;
 	int result_fd;
 	char *result_path;
+
+	/* how long tests take: earlier runs, SOAK_DURATION, the tests' groups */
+	struct estimator est;
+	struct catalogue cat;
+	bool have_cat;
 
 	/* the whole run */
 	struct test_counts counts;
@@ -199,6 +209,40 @@ write_all(struct engine *e, int fd, const char *buf, size_t len)
 	}
 }
 
+/*
+ * The groups a test is known by: the catalogue's when fswb has the tree, else
+ * the groups the run selected tests by (what the run declares).
+ */
+static void
+test_groups(struct engine *e, const char *test, struct strvec *out)
+{
+	const struct catalogue_test *t = e->have_cat ? catalogue_find(&e->cat, test) : NULL;
+	const struct test_set *set =
+		e->plan.tests.preset ? profiles_set(e->profiles, e->plan.tests.preset) : NULL;
+
+	if (t) {
+		strvec_pushv(out, (const char *const *)t->groups.v);
+		return;
+	}
+	if (set)
+		strvec_pushv(out, (const char *const *)set->groups.v);
+	strvec_pushv(out, (const char *const *)e->plan.tests.groups.v);
+}
+
+/* The test that started: how long it should take, and why. */
+static void
+expect_test(struct engine *e)
+{
+	struct strvec groups = STRVEC_INIT;
+
+	test_groups(e, e->current_test, &groups);
+	e->current_expected =
+		estimate_test(&e->est, e->cfg ? e->cfg->name : NULL, e->kernel.version,
+			      e->current_test, &groups, &e->current_basis);
+	e->current_flagged = false;
+	strvec_clear(&groups);
+}
+
 /* The engine's own listener: the run's files, counts, the test in progress. */
 static void
 on_own_event(void *data, const struct event *ev)
@@ -214,7 +258,7 @@ on_own_event(void *data, const struct event *ev)
 		free(e->current_test);
 		e->current_test = xstrdup(ev->u.test_start.test);
 		e->test_started_ms = loop_now_ms();
-		e->current_prev = ev->u.test_start.prev_seconds;
+		expect_test(e);
 		e->any_test = true;
 		break;
 	case EV_TEST_END:
@@ -256,9 +300,33 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->events_fd = e->console_fd = e->kernel_fd = e->result_fd = e->shell_fd = -1;
 	strbuf_init(&e->out_line);
 	e->exit_code = 2;
+	e->guest_busy = -1;
 	strvec_init(&e->ended);
+	estimator_init(&e->est, false);
 	*out = e;
 	return OK;
+}
+
+/*
+ * What the watchdog expects of each test: the durations of earlier runs, the
+ * run's SOAK_DURATION, and the groups of the tree's tests (when fswb has it).
+ */
+static void
+load_expectations(struct engine *e)
+{
+	const char *src = e->plan.fstests_src;
+	const struct test_set *set =
+		e->plan.tests.preset ? profiles_set(e->profiles, e->plan.tests.preset) : NULL;
+	char *runs = NULL;
+
+	if (fswb_dir_make(DIR_DATA, "runs", &runs) == OK)
+		estimator_load_runs(&e->est, runs, EST_RUNS);
+	free(runs);
+	if (set && estimator_set_env(&e->est, &set->env) != OK)
+		warn(e, error_msg());
+	if (src && path_is_dir(src))
+		e->have_cat = catalogue_load(src, &e->cat) == OK;
+	error_clear();
 }
 
 /* A new run id: the UTC time, and a suffix when that directory exists. */
@@ -451,7 +519,7 @@ on_console(void *data, const char *buf, size_t len)
 {
 	struct engine *e = data;
 
-	e->last_heard_ms = loop_now_ms();
+	e->last_heard_ms = e->last_output_ms = loop_now_ms();
 	write_all(e, e->console_fd, buf, len);
 	kmsg_feed(e->kmsg, buf, len);
 }
@@ -487,16 +555,30 @@ config_disks(const struct fs_config *c, struct session_disk *d, char names[][16]
 	} else if (c->scratch_size) {
 		d[n++] = (struct session_disk){ "scratch", c->scratch_size };
 	}
-	if (c->logdev_size)
+	/* TEST and SCRATCH each get their own external log and realtime devices,
+	 * as xfstests-bld gives them */
+	if (c->logdev_size) {
+		d[n++] = (struct session_disk){ "test_logdev", c->logdev_size };
 		d[n++] = (struct session_disk){ "logdev", c->logdev_size };
-	if (c->rtdev_size)
+	}
+	if (c->rtdev_size) {
+		d[n++] = (struct session_disk){ "test_rtdev", c->rtdev_size };
 		d[n++] = (struct session_disk){ "rtdev", c->rtdev_size };
+	}
+	/* LOGWRITES_DEV for the log-replay tests (dm-log-writes), scratch-sized */
+	if (c->scratch_size)
+		d[n++] = (struct session_disk){ "logwrites", c->scratch_size };
 	return n;
 }
 
-/* The mkfs command line for TEST_DEV, as the configuration formats SCRATCH_DEV. */
+/*
+ * The mkfs command line for TEST_DEV, as the configuration formats SCRATCH_DEV;
+ * logdev and rtdev (may be NULL) are TEST_LOGDEV and TEST_RTDEV, which an xfs
+ * TEST_DEV is made with as fstests mounts and checks it.
+ */
 static void
-mkfs_words(const struct fs_config *c, const char *dev, struct strvec *out)
+mkfs_words(const struct fs_config *c, const char *dev, const char *logdev, const char *rtdev,
+	   struct strvec *out)
 {
 	static const struct {
 		const char *fstyp, *force;
@@ -508,6 +590,10 @@ mkfs_words(const struct fs_config *c, const char *dev, struct strvec *out)
 		if (!strcmp(force[i].fstyp, c->fstyp))
 			strvec_push(out, force[i].force);
 	strvec_split(out, c->mkfs_options, " \t");
+	if (!strcmp(c->fstyp, "xfs") && logdev)
+		strvec_pushf(out, "-llogdev=%s", logdev);
+	if (!strcmp(c->fstyp, "xfs") && rtdev)
+		strvec_pushf(out, "-rrtdev=%s", rtdev);
 	strvec_push(out, dev);
 }
 
@@ -559,6 +645,41 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 			strvec_push(out, t->tests.v[i]);
 }
 
+/* results/CONFIG-SLUG/: check's results directory and the kernel-log slices. */
+static char *
+results_dir(struct engine *e)
+{
+	char *rel = xasprintf("results/%s", e->cfg_slug);
+	char *dir = path_join(e->dir, rel);
+
+	free(rel);
+	return dir;
+}
+
+/*
+ * results/CONFIG/local.config: what check read in the guest, with the command
+ * that made TEST_DEV, so that a user can see and reproduce the setup. Written
+ * when the job is sent, so a guest that never sends results still leaves it.
+ */
+static void
+keep_localconfig(struct engine *e, const struct strbuf *lc, const struct strvec *mkfs)
+{
+	struct strbuf text = STRBUF_INIT;
+	char *dir = results_dir(e), *path = path_join(dir, "local.config");
+
+	strbuf_addf(&text, "# %s: the local.config check read in the guest (HOST_OPTIONS)\n",
+		    e->cfg->name);
+	strbuf_adds(&text, "# TEST_DEV was made with: ");
+	sq_quote_argv(&text, (const char *const *)mkfs->v);
+	strbuf_addf(&text, "\n%s", lc->buf);
+	if (mkdir_p(dir, 0755) != OK || write_file_atomic(path, text.buf, text.len, 0644) != OK)
+		warn(e, error_msg());
+	error_clear();
+	strbuf_release(&text);
+	free(path);
+	free(dir);
+}
+
 /* Append a FILE frame holding a host file (an exclude file). */
 static enum status
 frame_host_file(struct strbuf *frame, const char *name, const char *path)
@@ -594,6 +715,10 @@ send_job(struct engine *e)
 	char *scratch = disk_role_path(e, disks, ndisks, "scratch");
 	char *logdev = disk_role_path(e, disks, ndisks, "logdev");
 	char *rtdev = disk_role_path(e, disks, ndisks, "rtdev");
+	char *test_logdev = disk_role_path(e, disks, ndisks, "test_logdev");
+	char *test_rtdev = disk_role_path(e, disks, ndisks, "test_rtdev");
+	char *logwrites = disk_role_path(e, disks, ndisks, "logwrites");
+	char *kconfig = NULL;
 	enum status rc;
 
 	for (size_t i = 0; i < ndisks; i++)
@@ -606,19 +731,29 @@ send_job(struct engine *e)
 	dev.scratch_mnt = mounts[1];
 	dev.scratch_logdev = logdev;
 	dev.scratch_rtdev = rtdev;
+	dev.test_logdev = test_logdev;
+	dev.test_rtdev = test_rtdev;
+	dev.logwrites_dev = logwrites;
 	sec.config = e->cfg;
 	sec.dev = &dev;
 	strvec_pushv(&opts, (const char *const[]){ "-R", "xunit", "-T", NULL });
 	if (e->plan.dry_run)
 		strvec_push(&tests, "-n");
 	check_words(e, &job, &tests, &env);
-	mkfs_words(e->cfg, test_dev, &mkfs);
+	/* the kernel's config, where fstests' _require_kernel_config looks first */
+	if (e->kernel.config) {
+		kconfig = agent_job_path(&job, "kernel.config");
+		strvec_pushf(&env, "KCONFIG_PATH=%s", kconfig);
+	}
+	mkfs_words(e->cfg, test_dev, test_logdev, test_rtdev, &mkfs);
 	job.mkfs_test = (const char *const *)mkfs.v;
 	job.check_opts = (const char *const *)opts.v;
 	job.check_tests = (const char *const *)tests.v;
 	rc = localconfig_write(&sec, 1, NULL, &env, &lc);
-	if (rc == OK)
+	if (rc == OK) {
+		keep_localconfig(e, &lc, &mkfs);
 		rc = agent_job_env(&jobenv, &job);
+	}
 	if (rc == OK)
 		rc = agent_frame_file(&frame, "job.env", 0644, jobenv.buf, jobenv.len);
 	if (rc == OK)
@@ -631,6 +766,8 @@ send_job(struct engine *e)
 	}
 	if (rc == OK && e->cfg->exclude)
 		rc = frame_host_file(&frame, "exclude-config", e->cfg->exclude);
+	if (rc == OK && kconfig)
+		rc = frame_host_file(&frame, "kernel.config", e->kernel.config);
 	if (rc == OK && e->ended.n) {
 		char *list = strvec_join(&e->ended, "\n");
 
@@ -657,6 +794,10 @@ send_job(struct engine *e)
 	free(scratch);
 	free(logdev);
 	free(rtdev);
+	free(test_logdev);
+	free(test_rtdev);
+	free(logwrites);
+	free(kconfig);
 	strvec_clear(&pool);
 	strvec_clear(&mkfs);
 	strvec_clear(&opts);
@@ -687,17 +828,6 @@ end_current_test(struct engine *e, enum test_status st, const char *why)
 	emit(e, &ev);
 	strbuf_release(&detail);
 	free(test);
-}
-
-/* results/CONFIG-SLUG/: check's results directory and the kernel-log slices. */
-static char *
-results_dir(struct engine *e)
-{
-	char *rel = xasprintf("results/%s", e->cfg_slug);
-	char *dir = path_join(e->dir, rel);
-
-	free(rel);
-	return dir;
 }
 
 /* Unpack the results tarball and attach its files to the record. */
@@ -827,7 +957,14 @@ on_agent_msg(const struct agent_msg *m, void *data)
 			poweroff(e);
 		}
 		break;
+	case AGENT_HB:
+		/* "HB UPTIME BUSY": how busy the guest's CPUs were since the last one */
+		if (m->argc > 1 && strlen(m->argv[1]) <= 3 && strspn(m->argv[1], "0123456789") &&
+		    !m->argv[1][strspn(m->argv[1], "0123456789")] && atoi(m->argv[1]) <= 100)
+			e->guest_busy = atoi(m->argv[1]);
+		break;
 	case AGENT_OUT:
+		e->last_output_ms = e->last_heard_ms;
 		if (e->plan.dry_run)
 			console_lines(e, m->data, m->len);
 		else
@@ -995,16 +1132,39 @@ on_guest_exit(void *data, enum status code, const char *why)
 static unsigned
 test_limit(const struct engine *e)
 {
-	double limit;
+	double limit = e->current_expected * TEST_LIMIT_FACTOR;
 
 	if (e->plan.test_timeout)
 		return e->plan.test_timeout;
-	limit = e->current_prev >= 0 ? e->current_prev * TEST_LIMIT_FACTOR : TEST_LIMIT_UNKNOWN;
-	if (limit < TEST_LIMIT_MIN)
-		limit = TEST_LIMIT_MIN;
-	if (session_slow(e->session))
-		limit *= TEST_LIMIT_SLOW;
-	return (unsigned)limit;
+	return limit < TEST_LIMIT_MIN ? TEST_LIMIT_MIN : (unsigned)limit;
+}
+
+/*
+ * The test runs past twice its expected time: say so at once, with what the
+ * guest is doing and when it will count as hung.
+ */
+static void
+flag_long_test(struct engine *e, uint64_t now)
+{
+	char ran[16], expected[16], quiet[16], limit[16];
+	struct strbuf sb = STRBUF_INIT;
+
+	e->current_flagged = true;
+	strbuf_addf(&sb, "%s has run %s, over twice the %s expected (from %s)", e->current_test,
+		    format_duration((double)(now - e->test_started_ms) / 1000, ran, sizeof(ran)),
+		    format_duration(e->current_expected, expected, sizeof(expected)),
+		    est_basis_str(e->current_basis));
+	if (e->guest_busy >= 0)
+		strbuf_addf(&sb, "; the guest's CPUs are %d%% busy", e->guest_busy);
+	strbuf_addf(
+		&sb, "; %s from the guest for %s",
+		e->guest_busy >= 0 && e->guest_busy < 5 ? "nothing" : "no output",
+		format_duration((double)(now - e->last_output_ms) / 1000, quiet, sizeof(quiet)));
+	strbuf_addf(&sb, ". It counts as hung at %s (%s)",
+		    format_duration(test_limit(e), limit, sizeof(limit)),
+		    e->plan.test_timeout ? "--test-timeout" : "--test-timeout SECONDS changes it");
+	warn(e, sb.buf);
+	strbuf_release(&sb);
 }
 
 /* Once a second: is the guest still talking? */
@@ -1040,9 +1200,13 @@ watch(struct loop *loop, void *data)
 		msg = xasprintf("the guest for '%s' was silent for %u seconds: it hung",
 				e->cfg->name, silence);
 	else if (e->current_test && now - e->test_started_ms > limit * 1000ull)
-		msg = xasprintf("%s ran longer than %u seconds (%s): it hung", e->current_test,
-				limit,
-				e->plan.test_timeout ? "--test-timeout" : "the default limit");
+		msg = xasprintf(
+			"%s ran longer than %u seconds (%s): it hung", e->current_test, limit,
+			e->plan.test_timeout ? "--test-timeout"
+					     : "five times its expected time, at least 10 minutes");
+	else if (e->current_test && !e->current_flagged &&
+		 now - e->test_started_ms > e->current_expected * TEST_LONG_FACTOR * 1000)
+		return flag_long_test(e, now);
 	else
 		return;
 	check_parser_finish(e->parser);
@@ -1104,6 +1268,7 @@ start_config(struct engine *e)
 	notice = session_notice(e->session);
 	if (notice)
 		warn(e, notice);
+	e->est.slow = session_slow(e->session);
 	e->phase = PH_BOOT;
 	e->phase_ms = e->last_heard_ms = loop_now_ms();
 	e->watch_timer = loop_add_timer(e->loop, WATCH_MS, true, watch, e);
@@ -1205,6 +1370,7 @@ begin(struct loop *loop, void *data)
 
 	ev.u.run.id = e->id;
 	emit(e, &ev);
+	load_expectations(e);
 	if (prepare_kernel(e) != OK || e->interrupted || prepare_appliance(e) != OK ||
 	    e->interrupted) {
 		finish_run(e);
@@ -1308,6 +1474,9 @@ engine_free(struct engine *e)
 	event_bus_release(&e->own);
 	event_bus_release(&e->check_bus);
 	strvec_clear(&e->ended);
+	estimator_release(&e->est);
+	if (e->have_cat)
+		catalogue_release(&e->cat);
 	close_fd(&e->events_fd);
 	close_fd(&e->console_fd);
 	close_fd(&e->kernel_fd);

@@ -31,26 +31,29 @@ last_run() { ls -d "$runs_dir"/*/ 2>/dev/null | sort | tail -1; }
 # the end of the last run's stderr, for a failing check's name
 why() { tail -n 3 "$T/err" 2>/dev/null | tr '\n' ' '; }
 
-# 1. A mixed run: pass, pass, not run, output mismatch, dmesg warning.
+# 1. A mixed run: pass, pass, a device-mapper test, not run, output mismatch,
+# dmesg warning.
 out=$("$FSWB" run -c ext4/4k --fstests-src "$MINI" \
-	generic/001 generic/002 generic/004 generic/006 generic/008 2>"$T/err")
+	generic/001 generic/002 generic/004 generic/005 generic/006 generic/008 2>"$T/err")
 rc=$?
 printf '%s\n' "$out" >"$T/out1"
 check "a run with failures exits 1 (rc=$rc; $(tail -3 "$T/err" | tr '\n' ' '))" test "$rc" -eq 1
 check "generic/001 passes" grep -qE '^generic/001 +pass +[0-9]+s' "$T/out1"
 check "generic/002 passes" grep -qE '^generic/002 +pass ' "$T/out1"
-check "generic/004 is not run, with check's reason" grep -qE '^generic/004 +notrun .*LOGWRITES_DEV' "$T/out1"
+check "generic/004 passes: the guest has LOGWRITES_DEV, and udevd makes its dm node" \
+	grep -qE '^generic/004 +pass ' "$T/out1"
+check "generic/005 is not run, with check's reason" grep -qE '^generic/005 +notrun .*absent-tool' "$T/out1"
 check "generic/006 fails on its output" grep -qE '^generic/006 +fail .*output mismatch' "$T/out1"
 check "generic/008 fails on dmesg" grep -qE '^generic/008 +fail .*dmesg' "$T/out1"
 check "the summary has the xfstests-bld shape" \
-	grep -qE '^ext4/4k: 5 tests, 2 failures, 1 skipped, [0-9]+ seconds$' "$T/out1"
+	grep -qE '^ext4/4k: 6 tests, 2 failures, 1 skipped, [0-9]+ seconds$' "$T/out1"
 check "the failures are listed" grep -q '^Failures on ext4/4k:' "$T/out1"
 check "the not-run cause comes with a fix" grep -qA3 '^Not run on ext4/4k' "$T/out1"
 check "TCG is announced when KVM does not work" \
 	sh -c "grep -q 'KVM' '$T/err' || test -w /dev/kvm"
 run=$(last_run)
 check "the run directory has plan.json" test -s "$run/plan.json"
-check "run.json has the five tests" test "$(grep -c '"test": "generic/' "$run/run.json")" -eq 5
+check "run.json has the six tests" test "$(grep -c '"test": "generic/' "$run/run.json")" -eq 6
 check "run.json says finished" grep -q '"finished": true' "$run/run.json"
 check "junit.xml is well-formed XML" xmllint --noout "$run/junit.xml"
 if [ -n "${FSWB_FSTESTS_SRC:-}" ] && [ -f "$FSWB_FSTESTS_SRC/doc/xunit.xsd" ]; then
@@ -65,7 +68,7 @@ check "events.jsonl ends with run_end" sh -c "tail -1 '$run/events.jsonl' | grep
 check "no QEMU is left running" test "$(qemus)" -eq 0
 check "no guest files are left" sh -c "! ls -d '$run'/guest-* 2>/dev/null"
 out=$("$FSWB" results show last)
-check "fswb results show prints the summary again" grep -qE '^ext4/4k: 5 tests, 2 failures' <<<"$out"
+check "fswb results show prints the summary again" grep -qE '^ext4/4k: 6 tests, 2 failures' <<<"$out"
 
 # 2. --json: one event per line; a test's end carries test, status and seconds.
 # An ext4 test is left out of an xfs configuration, which then has nothing to

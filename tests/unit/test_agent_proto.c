@@ -457,7 +457,7 @@ test_reader_bad_headers(void **state)
 		{ "EXIT\n", 5, "'EXIT <status>'" },
 		{ "EXIT x1\n", 8, "'EXIT <status>'" },
 		{ "EXIT -1\n", 8, "'EXIT <status>'" },
-		{ "HB\n", 3, "'HB <uptime-seconds>'" },
+		{ "HB\n", 3, "'HB <uptime-seconds> [<busy-percent>]'" },
 		{ "HELLO\n", 6, "'HELLO <proto>" },
 		{ "READY +3\nabc", 12, "'READY'" },
 		{ "FILE ../x 0644 +1\nx", 19, "'FILE <name> <mode> +LEN'" },
@@ -1324,6 +1324,7 @@ test_agent_session(void **state)
 	static const char *const env[] = { "SOAK=a 'b' $c", NULL };
 	size_t run_at, exit_at, i, frames, r1;
 	bool streamed = false, hb = false;
+	int busy = -1;
 	struct stat st;
 
 	snprintf(tag, sizeof(tag), "session-%s", sh->argv[0]);
@@ -1381,9 +1382,13 @@ test_agent_session(void **state)
 			streamed = true;
 		if (r->type == AGENT_HB && streamed && r->value > 0)
 			hb = true;
+		/* after the first heartbeat, each says how busy the CPUs were */
+		if (r->type == AGENT_HB && strchr(r->args, ' '))
+			busy = atoi(strchr(r->args, ' ') + 1);
 	}
 	assert_true(streamed);
 	assert_true(hb);
+	assert_in_range(busy, 0, 100);
 
 	/* the job's files are where job.env says, with their modes */
 	path = xasprintf("%s/exclude", job_dir_of(&c, jobdir, sizeof(jobdir)));
