@@ -491,9 +491,19 @@ check "no check temporary file is left at the end" test -z "$(ls -A "$TMPDIR")"
 #
 # 10. TEST_DIR is mounted with TEST_FS_MOUNT_OPTS, as fstests' _test_mount
 #     does (MOUNT_OPTIONS is for SCRATCH only); an xfs TEST_LOGDEV is given
-#     to mount with USE_EXTERNAL=yes
+#     to mount, and to the check after the test, with USE_EXTERNAL=yes. A
+#     test of this run's own records how TEST_DIR is mounted while it runs
+#     (check unmounts it at the end).
 #
 mountpoint -q "$T/mnt/test" && umount "$T/mnt/test"
+printf '%s\n' '#! /bin/bash' '# How TEST_DIR is mounted, for tests/e2e/mini-fstests.sh.' \
+	'. ./common/preamble' '_begin_fstest auto' '_require_test' \
+	'findmnt -no OPTIONS "$TEST_DIR" >"$MINI_TEST_OPTS"' 'echo recorded' 'status=0' 'exit' \
+	>"$M/tests/generic/099"
+printf '%s\n' 'QA output created by 099' 'recorded' >"$M/tests/generic/099.out"
+chmod +x "$M/tests/generic/099"
+echo "099 auto" >>"$M/tests/generic/group.list"
+export MINI_TEST_OPTS=$T/test-opts
 mkfs.ext4 -q -F "$TD" >/dev/null 2>&1
 cat >"$M/local.config" <<EOF
 export FSTYP=ext4
@@ -504,12 +514,11 @@ export SCRATCH_MNT=$T/mnt/scratch
 export MOUNT_OPTIONS='-o nodelalloc'
 export TEST_FS_MOUNT_OPTS='-o nodelalloc,noatime'
 EOF
-run_check testopts.out generic/001
-check "TEST_FS_MOUNT_OPTS: generic/001 passes" test "$rc" -eq 0
-test_opts=$(findmnt -no OPTIONS "$T/mnt/test")
+run_check testopts.out generic/099
+check "TEST_FS_MOUNT_OPTS: the test passes" test "$rc" -eq 0
 check "TEST_FS_MOUNT_OPTS: TEST_DIR is mounted with them" \
-	bash -c "grep -q nodelalloc <<<'$test_opts' && grep -q noatime <<<'$test_opts'"
-mountpoint -q "$T/mnt/test" && umount "$T/mnt/test"
+	bash -c "grep -q nodelalloc '$T/test-opts' && grep -q noatime '$T/test-opts'"
+rm -f "$T/test-opts"
 LD=""
 release_log() { [ -n "$LD" ] && losetup -d "$LD"; return 0; }
 at_exit release_log
@@ -526,11 +535,10 @@ export TEST_DIR=$T/mnt/test
 export USE_EXTERNAL=yes
 export TEST_LOGDEV=$LD
 EOF
-	run_check logdev.out generic/001
-	check "TEST_LOGDEV: generic/001 passes on xfs with an external log" test "$rc" -eq 0
-	test_opts=$(findmnt -no OPTIONS "$T/mnt/test")
-	check "TEST_LOGDEV: TEST_DIR is mounted with logdev=" grep -q "logdev=$LD" <<<"$test_opts"
-	mountpoint -q "$T/mnt/test" && umount "$T/mnt/test"
+	run_check logdev.out generic/099
+	check "TEST_LOGDEV: the test passes on xfs with an external log, checked after it" \
+		test "$rc" -eq 0
+	check "TEST_LOGDEV: TEST_DIR is mounted with logdev=" grep -q "logdev=$LD" "$T/test-opts"
 else
 	skip "TEST_LOGDEV: xfs with an external log on loop devices" "mkfs.xfs is missing or failed"
 fi
