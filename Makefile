@@ -36,7 +36,8 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wno-unu
 	     -DFSWB_SHAREDIR='"$(PREFIX)/share/fswb"' $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/fstests/*.c src/kbuild/*.c src/rootfs/*.c src/backends/*.c))
+LIB_SRC := $(sort $(wildcard src/core/*.c src/agent/*.c src/fstests/*.c src/kbuild/*.c src/rootfs/*.c \
+			     src/backends/*.c src/view/*.c src/run/*.c))
 UI_SRC  := $(sort $(wildcard src/ui/*.c src/cmd/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 UI_OBJ  := $(UI_SRC:%.c=$(BUILD)/%.o)
@@ -117,7 +118,8 @@ install: $(BUILD)/fswb
 		$(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/fswb $(DESTDIR)$(PREFIX)/bin/fswb
 	cp -R profiles docs $(DESTDIR)$(PREFIX)/share/fswb/
-	cp -R src/rootfs/agent $(DESTDIR)$(PREFIX)/share/fswb/agent
+	install -d $(DESTDIR)$(PREFIX)/share/fswb/agent
+	install -m 0755 src/agent/fswb-agent src/agent/fswb-init $(DESTDIR)$(PREFIX)/share/fswb/agent/
 	install -m 0755 src/rootfs/initramfs-init $(DESTDIR)$(PREFIX)/share/fswb/initramfs-init
 	rm -f $(DESTDIR)$(PREFIX)/share/fswb/docs/fswb.1
 	install -m 0644 docs/fswb.1 $(DESTDIR)$(PREFIX)/share/man/man1/fswb.1

@@ -69,7 +69,7 @@
 #include "core/loop.h"
 #include "core/util.h"
 #include "fstests/kmsg.h"
-#include "ui/runmodel.h"
+#include "view/runmodel.h"
 #include "ui/ui_int.h" /* last: it includes curses */
 
 #define TARGET_FRAME_MS 5.0

@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "backends/backend.h"
 #include "cmd/cmd.h"
+#include "run/plan_check.h"
 #include "ui/ui.h"
 
 /* Print the recorded error and return the exit code for "nothing could run". */
@@ -195,24 +196,6 @@ parse_count(const char *opt, const char *arg, unsigned max)
 	return (unsigned)v;
 }
 
-/* A kernel spec: a directory is a tree, a file an image, anything else a version. */
-static void
-set_kernel(struct plan *plan, const char *arg)
-{
-	free(plan->kernel.spec);
-	plan->kernel.spec = xstrdup(arg);
-	if (path_is_dir(arg))
-		plan->kernel.kind = KERNEL_TREE;
-	else if (path_exists(arg))
-		plan->kernel.kind = KERNEL_IMAGE;
-	else if (strchr(arg, '/'))
-		die("--kernel: '%s' does not exist; give a kernel tree, a bzImage or an installed "
-		    "kernel version",
-		    arg);
-	else
-		plan->kernel.kind = KERNEL_INSTALLED;
-}
-
 /*
  * Parse the options of run and plan into cli->plan. --plan FILE is read
  * first, whatever its position, so that the other options refine it.
@@ -281,7 +264,8 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 			tests_given = true;
 			break;
 		case OPT_KERNEL:
-			set_kernel(plan, optarg);
+			if (plan_kernel_set(&plan->kernel, optarg) != OK)
+				die("--kernel: %s", error_msg());
 			break;
 		case OPT_MODULES:
 			free(plan->kernel.modules);
@@ -366,7 +350,7 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		strvec_push(&plan->tests.tests, argv[i]);
 	}
 	plan_defaults(plan);
-	if (plan_validate(plan, prof, backend_names()) != OK)
+	if (plan_check(plan, prof) != OK)
 		die("%s", error_msg());
 }
 

@@ -8,7 +8,7 @@
  * A backend gives the engine a *session*: one test machine (a VM, an
  * instance, a device) running fswb's guest agent, and two byte streams from
  * it:
- *	control	the agent's protocol (src/backends/agent_proto.h), both ways
+ *	control	the agent's protocol (src/agent/agent_proto.h), both ways
  *	console	the kernel log (serial console, or `dmesg -w` on a device)
  * The console is separate so that a panic is seen even when the agent died.
  *

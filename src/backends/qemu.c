@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
-#include "backends/hostcheck.h"
+#include "backends/kvm.h"
 #include "core/paths.h"
 #include "core/spawn.h"
 
@@ -79,45 +79,32 @@ static char *
 find_qemu(const struct plan *plan)
 {
 	const char *opt = plan ? plan_backend_opt(plan, "qemu") : NULL;
-	const char *path = getenv("PATH");
 	char name[64];
-	char *dirs, *dir, *save = NULL;
 
 	if (opt)
 		return access(opt, X_OK) ? NULL : xstrdup(opt);
 	snprintf(name, sizeof(name), "qemu-system-%s", qemu_arch(plan));
-	dirs = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		char *p = path_join(dir, name);
-
-		if (!access(p, X_OK)) {
-			free(dirs);
-			return p;
-		}
-		free(p);
-	}
-	free(dirs);
-	return NULL;
+	return path_which(name, NULL, NULL);
 }
 
-/* Why the KVM device is not usable (hostcheck_kvm_device), or NULL when it is. */
+/* Why the KVM device is not usable (kvm_try_device), or NULL when it is. */
 static char *
 kvm_device_problem(char **fix)
 {
 	char *why = NULL;
 
 	*fix = NULL;
-	switch (hostcheck_kvm_device(NULL, &why)) {
-	case HC_KVM_OK:
-	case HC_KVM_UNTRIED:
+	switch (kvm_try_device(NULL, &why)) {
+	case KVM_TRY_OK:
+	case KVM_TRY_UNTRIED:
 		free(why);
 		return NULL;
-	case HC_KVM_NODEV:
+	case KVM_TRY_NODEV:
 		*fix = xstrdup("enable virtualisation in the firmware, or use a VM type with "
 			       "nested virtualisation; then 'modprobe kvm_intel' or 'modprobe "
 			       "kvm_amd'");
 		break;
-	case HC_KVM_NOPERM:
+	case KVM_TRY_NOPERM:
 		*fix = xstrdup("sudo usermod -aG kvm \"$USER\" (then log in again)");
 		break;
 	default:
@@ -223,7 +210,7 @@ use_kvm(struct loop *loop, const struct plan *plan, const char *qemu, const char
 	v = cached_verdict(qemu, &why);
 	if (v < 0) {
 		why = NULL;
-		ok = hostcheck_kvm_boot(loop, qemu, kernel, KVM_TEST_MS, &why) == HC_KVM_OK;
+		ok = kvm_try_boot(loop, qemu, kernel, KVM_TEST_MS, &why) == KVM_TRY_OK;
 		save_verdict(qemu, ok, why);
 		v = ok;
 	}

@@ -25,16 +25,6 @@ struct profiles;
 /* Run a plan without the TUI: prints as it goes (JSON lines with json); the exit status. */
 int run_headless(const struct plan *plan, const struct profiles *profiles, bool json);
 
-struct loop;
-struct engine;
-/*
- * The engine's shell in the guest (engine_shell_fd() >= 0), on this
- * terminal (raw when stdin is one) until the shell ends, the guest goes
- * away, or the user types Ctrl-]; then engine_shell_end(). Runs the loop
- * meanwhile; stdin must not be watched by anything else.
- */
-void shell_relay(struct loop *loop, struct engine *e);
-
 struct run_record;
 /*
  * The end-of-run report: per section "ext4/4k: N tests, N failures, N

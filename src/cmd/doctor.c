@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `fswb doctor`: what this machine has for each backend, with the command
- * that fixes what is missing (src/backends/hostcheck.h does the looking).
+ * that fixes what is missing (src/run/hostcheck.h does the looking).
  * Exits 0 when the default path (a local QEMU guest) can work, 1 when it
  * cannot, 2 on a bad option.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/hostcheck.h"
+#include "run/hostcheck.h"
 #include "cmd/cmd.h"
 #include "core/loop.h"
 #include "core/paths.h"
@@ -56,16 +56,16 @@ group_title(enum hc_group g)
 }
 
 static const char *
-kvm_name(enum hc_kvm k)
+kvm_name(enum kvm_try k)
 {
 	static const char *const names[] = {
-		[HC_KVM_OK] = "ok",
-		[HC_KVM_NODEV] = "no-device",
-		[HC_KVM_NOPERM] = "no-permission",
-		[HC_KVM_BROKEN] = "broken",
-		[HC_KVM_NOVM] = "no-vm",
-		[HC_KVM_NOBOOT] = "no-boot",
-		[HC_KVM_UNTRIED] = "untried",
+		[KVM_TRY_OK] = "ok",
+		[KVM_TRY_NODEV] = "no-device",
+		[KVM_TRY_NOPERM] = "no-permission",
+		[KVM_TRY_BROKEN] = "broken",
+		[KVM_TRY_NOVM] = "no-vm",
+		[KVM_TRY_NOBOOT] = "no-boot",
+		[KVM_TRY_UNTRIED] = "untried",
 	};
 
 	return k < ARRAY_SIZE(names) ? names[k] : "?";

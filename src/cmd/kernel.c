@@ -115,23 +115,6 @@ number(const char *opt, const char *arg, long min, long max)
 }
 
 static void
-set_kernel(struct plan_kernel *pk, const char *arg)
-{
-	free(pk->spec);
-	pk->spec = xstrdup(arg);
-	if (path_is_dir(arg))
-		pk->kind = KERNEL_TREE;
-	else if (path_exists(arg))
-		pk->kind = KERNEL_IMAGE;
-	else if (strchr(arg, '/'))
-		die("fswb kernel: --kernel: '%s' does not exist; give a kernel tree, a bzImage or "
-		    "an installed kernel version (see 'fswb kernel list')",
-		    arg);
-	else
-		pk->kind = KERNEL_INSTALLED;
-}
-
-static void
 parse(int argc, char **argv, struct kopts *o)
 {
 	struct strvec names = STRVEC_INIT;
@@ -146,7 +129,9 @@ parse(int argc, char **argv, struct kopts *o)
 			strvec_split(&names, optarg, ", \t");
 			break;
 		case OPT_KERNEL:
-			set_kernel(&o->pk, optarg);
+			if (plan_kernel_set(&o->pk, optarg) != OK)
+				die("fswb kernel: --kernel: %s (see 'fswb kernel list')",
+				    error_msg());
 			break;
 		case OPT_MODULES:
 			free(o->pk.modules);

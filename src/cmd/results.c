@@ -4,7 +4,6 @@
  * again, and the import of results fstests wrote elsewhere (a results/
  * directory, or a saved copy of check's stdout).
  */
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "core/paths.h"
+#include "core/rundir.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
 
@@ -146,42 +146,13 @@ print_run_dir_summary(const char *dir)
 	free(path);
 }
 
-static char *
-runs_dir(void)
-{
-	char *data = fswb_dir(DIR_DATA), *runs = path_join(data, "runs");
-
-	free(data);
-	return runs;
-}
-
-static int
-compare_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The run ids, oldest first. */
 static void
 list_ids(struct strvec *ids)
 {
-	char *runs = runs_dir();
-	DIR *d = opendir(runs);
-	struct dirent *de;
+	char *runs = rundir_root();
 
-	while (d && (de = readdir(d))) {
-		char *p;
-
-		if (de->d_name[0] == '.')
-			continue;
-		p = xasprintf("%s/%s/plan.json", runs, de->d_name);
-		if (path_exists(p))
-			strvec_push(ids, de->d_name);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	qsort(ids->v, ids->n, sizeof(*ids->v), compare_names);
+	rundir_list(runs, ids);
 	free(runs);
 }
 
@@ -198,7 +169,7 @@ static int
 list_runs(bool json)
 {
 	struct strvec ids = STRVEC_INIT;
-	char *runs = runs_dir();
+	char *runs = rundir_root();
 	json_t *list = NULL;
 
 	list_ids(&ids);
@@ -262,7 +233,7 @@ static int
 show_run(const char *id, bool json)
 {
 	struct strvec ids = STRVEC_INIT;
-	char *runs = runs_dir(), *dir = NULL, *path;
+	char *runs = rundir_root(), *dir = NULL, *path;
 	struct run_record rec;
 	int code = 0;
 

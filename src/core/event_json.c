@@ -7,30 +7,6 @@
 
 #include "core/paths.h"
 
-static const char *const names[] = {
-	[EV_RUN_BEGIN] = "run_begin",
-	[EV_STAGE_BEGIN] = "stage_begin",
-	[EV_STAGE_PROGRESS] = "stage_progress",
-	[EV_STAGE_END] = "stage_end",
-	[EV_SECTION] = "section",
-	[EV_TEST_START] = "test_start",
-	[EV_TEST_END] = "test_end",
-	[EV_KMSG] = "kmsg",
-	[EV_CONSOLE] = "console",
-	[EV_SUMMARY] = "summary",
-	[EV_WARNING] = "warning",
-	[EV_ERROR] = "error",
-	[EV_RUN_END] = "run_end",
-};
-
-const char *
-event_json_name(enum event_type type)
-{
-	if ((unsigned)type >= EV_TYPE_COUNT)
-		BUG("bad event type %d", (int)type);
-	return names[type];
-}
-
 /* A string field; text that is not UTF-8 (a kernel-log line can be anything) gets '?'s. */
 static void
 set_str(json_t *o, const char *key, const char *v)
@@ -90,13 +66,15 @@ event_to_json(const struct event *ev, struct strbuf *out)
 	json_t *o = json_object();
 	char *text;
 
-	json_object_set_new(o, "event", json_string(event_json_name(ev->type)));
+	json_object_set_new(o, "event", json_string(event_type_str(ev->type)));
 	json_object_set_new(o, "time", json_integer((json_int_t)ev->wall_ms));
 	set_str(o, "config", ev->config);
 	switch (ev->type) {
 	case EV_RUN_BEGIN:
 		set_str(o, "id", ev->u.run.id);
 		json_object_set_new(o, "total_tests", json_integer(ev->u.run.total_tests));
+		if (ev->u.run.expected_seconds > 0)
+			set_secs(o, "expected_seconds", ev->u.run.expected_seconds);
 		break;
 	case EV_STAGE_BEGIN:
 	case EV_STAGE_PROGRESS:
@@ -125,6 +103,10 @@ event_to_json(const struct event *ev, struct strbuf *out)
 	case EV_TEST_START:
 		set_str(o, "test", ev->u.test_start.test);
 		set_secs(o, "prev_seconds", ev->u.test_start.prev_seconds);
+		if (ev->u.test_start.expected_seconds > 0) {
+			set_secs(o, "expected_seconds", ev->u.test_start.expected_seconds);
+			set_str(o, "expected_from", ev->u.test_start.expected_from);
+		}
 		if (ev->u.test_start.rerun)
 			json_object_set_new(o, "rerun", json_integer(ev->u.test_start.rerun));
 		break;
@@ -278,7 +260,7 @@ parse_object(json_t *o, struct event_owned *e)
 	if (!name)
 		return error(ERR_INVALID, "field 'event': missing");
 	for (t = 0; t < EV_TYPE_COUNT; t++)
-		if (!strcmp(name, names[t]))
+		if (!strcmp(name, event_type_str((enum event_type)t)))
 			break;
 	if (t == EV_TYPE_COUNT)
 		return error(ERR_INVALID, "field 'event': unknown event '%s'", name);
@@ -289,6 +271,7 @@ parse_object(json_t *o, struct event_owned *e)
 	case EV_RUN_BEGIN:
 		ev->u.run.id = get_str(o, "id", e);
 		ev->u.run.total_tests = get_uint(o, "total_tests");
+		ev->u.run.expected_seconds = get_num(o, "expected_seconds", 0);
 		break;
 	case EV_STAGE_BEGIN:
 	case EV_STAGE_PROGRESS:
@@ -312,6 +295,8 @@ parse_object(json_t *o, struct event_owned *e)
 		ev->u.test_start.test = get_str(o, "test", e);
 		ev->u.test_start.prev_seconds = get_num(o, "prev_seconds", -1);
 		ev->u.test_start.rerun = get_uint(o, "rerun");
+		ev->u.test_start.expected_seconds = get_num(o, "expected_seconds", 0);
+		ev->u.test_start.expected_from = get_str(o, "expected_from", e);
 		if (!ev->u.test_start.test)
 			return error(ERR_INVALID, "field 'test': missing");
 		break;

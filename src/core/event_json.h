@@ -20,9 +20,6 @@
 #include "core/event.h"
 #include "core/util.h"
 
-/* The name used in "event": "run_begin", "test_end", ... */
-const char *event_json_name(enum event_type type);
-
 /* Append ev as one JSON line, newline included. */
 void event_to_json(const struct event *ev, struct strbuf *out);
 

@@ -133,6 +133,51 @@ path_is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static char *
+which_in(const char *prog, const char *dirs_text)
+{
+	struct strvec dirs = STRVEC_INIT;
+	char *found = NULL;
+
+	strvec_split(&dirs, dirs_text, ":");
+	for (size_t i = 0; !found && i < dirs.n; i++) {
+		char *p = path_join(dirs.v[i], prog);
+
+		if (!access(p, X_OK) && !path_is_dir(p))
+			found = p;
+		else
+			free(p);
+	}
+	strvec_clear(&dirs);
+	return found;
+}
+
+char *
+path_which(const char *prog, const char *path, const char *extra)
+{
+	char *found;
+
+	if (strchr(prog, '/'))
+		return !access(prog, X_OK) && !path_is_dir(prog) ? xstrdup(prog) : NULL;
+	if (!path)
+		path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	found = which_in(prog, path);
+	if (!found && extra && *extra)
+		found = which_in(prog, extra);
+	return found;
+}
+
+bool
+path_has_program(const char *prog)
+{
+	char *p = path_which(prog, NULL, NULL);
+
+	free(p);
+	return p != NULL;
+}
+
 enum status
 mkdir_p(const char *path, mode_t mode)
 {

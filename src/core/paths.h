@@ -50,6 +50,16 @@ enum status remove_tree(const char *path);
 bool path_exists(const char *path);
 bool path_is_dir(const char *path);
 
+/*
+ * The program prog as an executable file: prog itself when it holds a '/',
+ * else the first in path (a PATH string; NULL: $PATH, and when that is unset
+ * or empty /usr/local/bin:/usr/bin:/bin), then in the directories of extra
+ * (a PATH string too; NULL: none). free() it; NULL when not found.
+ */
+char *path_which(const char *prog, const char *path, const char *extra);
+/* Whether path_which(prog, NULL, NULL) finds it. */
+bool path_has_program(const char *prog);
+
 /* Read a whole file (at most max bytes, else ERR_LIMIT) into *out (free()). */
 enum status read_file(const char *path, size_t max, char **out, size_t *len);
 

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/jread.h"
 #include "core/paths.h"
-#include "fstests/catalogue.h"
 
 static const char *const kernel_kinds[] = {
 	[KERNEL_AUTO] = "auto",
@@ -229,182 +229,8 @@ plan_to_json(const struct plan *plan)
 
 /* ---- JSON in ---- */
 
-struct reader {
-	const char *source;
-	struct strbuf path; /* the field being read, "tests.groups[2]" */
-};
-
-static enum status bad(struct reader *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 static enum status
-bad(struct reader *r, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return error(ERR_INVALID, "%s: field '%s': %s", r->source, r->path.buf, msg);
-}
-
-static const char *
-json_type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "a list";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-		return "a whole number";
-	case JSON_REAL:
-		return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "true or false";
-	case JSON_NULL:
-		return "null";
-	}
-	return "something else";
-}
-
-/* Keys of obj must be among valid; names the bad one and the choices. */
-static enum status
-check_keys(struct reader *r, json_t *obj, const char *const *valid, size_t n)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(obj, key, v)
-	{
-		bool found = false;
-
-		for (size_t i = 0; i < n && !found; i++)
-			found = !strcmp(key, valid[i]);
-		if (!found) {
-			struct strbuf choices = STRBUF_INIT;
-			const char *close = closest_match(key, valid, n);
-			enum status rc;
-			size_t mark = r->path.len;
-
-			for (size_t i = 0; i < n; i++)
-				strbuf_addf(&choices, "%s%s", i ? ", " : "", valid[i]);
-			strbuf_addf(&r->path, "%s%s", r->path.len ? "." : "", key);
-			if (close)
-				rc = bad(r, "unknown field (did you mean '%s'?); valid: %s", close,
-					 choices.buf);
-			else
-				rc = bad(r, "unknown field; valid: %s", choices.buf);
-			strbuf_setlen(&r->path, mark);
-			strbuf_release(&choices);
-			return rc;
-		}
-	}
-	return OK;
-}
-
-static void
-path_push(struct reader *r, const char *key, size_t *mark)
-{
-	*mark = r->path.len;
-	strbuf_addf(&r->path, "%s%s", r->path.len ? "." : "", key);
-}
-
-static enum status
-read_string(struct reader *r, json_t *obj, const char *key, bool nullable, char **out)
-{
-	json_t *v = json_object_get(obj, key);
-	enum status rc = OK;
-	size_t mark;
-
-	if (!v)
-		return OK;
-	path_push(r, key, &mark);
-	if (json_is_null(v) && nullable) {
-		free(*out);
-		*out = NULL;
-	} else if (!json_is_string(v)) {
-		rc = bad(r, "expected a string%s, got %s", nullable ? " or null" : "",
-			 json_type_name(v));
-	} else {
-		free(*out);
-		*out = xstrdup(json_string_value(v));
-	}
-	strbuf_setlen(&r->path, mark);
-	return rc;
-}
-
-static enum status
-read_strvec(struct reader *r, json_t *obj, const char *key, struct strvec *out)
-{
-	json_t *v = json_object_get(obj, key), *item;
-	enum status rc = OK;
-	size_t mark, i;
-
-	if (!v)
-		return OK;
-	path_push(r, key, &mark);
-	if (!json_is_array(v)) {
-		rc = bad(r, "expected a list of strings, got %s", json_type_name(v));
-		goto out;
-	}
-	strvec_clear(out);
-	json_array_foreach(v, i, item)
-	{
-		if (!json_is_string(item)) {
-			strbuf_addf(&r->path, "[%zu]", i);
-			rc = bad(r, "expected a string, got %s", json_type_name(item));
-			goto out;
-		}
-		strvec_push(out, json_string_value(item));
-	}
-out:
-	strbuf_setlen(&r->path, mark);
-	return rc;
-}
-
-static enum status
-read_bool(struct reader *r, json_t *obj, const char *key, bool *out)
-{
-	json_t *v = json_object_get(obj, key);
-	enum status rc = OK;
-	size_t mark;
-
-	if (!v)
-		return OK;
-	path_push(r, key, &mark);
-	if (!json_is_boolean(v))
-		rc = bad(r, "expected true or false, got %s", json_type_name(v));
-	else
-		*out = json_is_true(v);
-	strbuf_setlen(&r->path, mark);
-	return rc;
-}
-
-static enum status
-read_count(struct reader *r, json_t *obj, const char *key, unsigned max, unsigned *out)
-{
-	json_t *v = json_object_get(obj, key);
-	enum status rc = OK;
-	size_t mark;
-
-	if (!v)
-		return OK;
-	path_push(r, key, &mark);
-	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max)
-		rc = bad(r, "expected a whole number from 1 to %u", max);
-	else
-		*out = (unsigned)json_integer_value(v);
-	strbuf_setlen(&r->path, mark);
-	return rc;
-}
-
-static enum status
-read_mem(struct reader *r, json_t *obj, uint64_t *out)
+read_mem(struct jreader *r, json_t *obj, uint64_t *out)
 {
 	json_t *v = json_object_get(obj, "mem");
 	enum status rc = OK;
@@ -412,40 +238,21 @@ read_mem(struct reader *r, json_t *obj, uint64_t *out)
 
 	if (!v || json_is_null(v))
 		return OK;
-	path_push(r, "mem", &mark);
+	jread_push(r, "mem", &mark);
 	if (json_is_integer(v) && json_integer_value(v) > 0) {
 		*out = (uint64_t)json_integer_value(v);
 	} else if (json_is_string(v)) {
 		if (parse_size(json_string_value(v), out) != OK)
-			rc = bad(r, "%s", error_msg());
+			rc = jread_bad(r, "%s", error_msg());
 	} else {
-		rc = bad(r, "expected a size such as \"2G\", got %s", json_type_name(v));
+		rc = jread_bad(r, "expected a size such as \"2G\", got %s", jread_type(v));
 	}
 	strbuf_setlen(&r->path, mark);
 	return rc;
 }
 
 static enum status
-read_object(struct reader *r, json_t *parent, const char *key, json_t **out)
-{
-	json_t *v = json_object_get(parent, key);
-	size_t mark;
-	enum status rc = OK;
-
-	*out = NULL;
-	if (!v)
-		return OK;
-	path_push(r, key, &mark);
-	if (!json_is_object(v))
-		rc = bad(r, "expected an object, got %s", json_type_name(v));
-	else
-		*out = v;
-	strbuf_setlen(&r->path, mark);
-	return rc;
-}
-
-static enum status
-read_kernel(struct reader *r, json_t *k, struct plan *plan)
+read_kernel(struct jreader *r, json_t *k, struct plan *plan)
 {
 	static const char *const keys[] = {
 		"kind", "spec", "modules", "own_config", "debug", "arch"
@@ -454,14 +261,14 @@ read_kernel(struct reader *r, json_t *k, struct plan *plan)
 	enum status rc;
 	size_t mark;
 
-	path_push(r, "kernel", &mark);
-	if ((rc = check_keys(r, k, keys, ARRAY_SIZE(keys))) != OK ||
-	    (rc = read_string(r, k, "kind", false, &kind)) != OK ||
-	    (rc = read_string(r, k, "spec", true, &plan->kernel.spec)) != OK ||
-	    (rc = read_string(r, k, "modules", true, &plan->kernel.modules)) != OK ||
-	    (rc = read_bool(r, k, "own_config", &plan->kernel.own_config)) != OK ||
-	    (rc = read_strvec(r, k, "debug", &plan->kernel.debug)) != OK ||
-	    (rc = read_string(r, k, "arch", true, &plan->kernel.arch)) != OK)
+	jread_push(r, "kernel", &mark);
+	if ((rc = jread_keys(r, k, keys, ARRAY_SIZE(keys))) != OK ||
+	    (rc = jread_str(r, k, "kind", false, &kind)) != OK ||
+	    (rc = jread_str(r, k, "spec", true, &plan->kernel.spec)) != OK ||
+	    (rc = jread_str(r, k, "modules", true, &plan->kernel.modules)) != OK ||
+	    (rc = jread_bool(r, k, "own_config", &plan->kernel.own_config)) != OK ||
+	    (rc = jread_strvec(r, k, "debug", &plan->kernel.debug)) != OK ||
+	    (rc = jread_str(r, k, "arch", true, &plan->kernel.arch)) != OK)
 		goto out;
 	if (kind) {
 		size_t i;
@@ -471,9 +278,9 @@ read_kernel(struct reader *r, json_t *k, struct plan *plan)
 				break;
 		if (i == ARRAY_SIZE(kernel_kinds)) {
 			strbuf_adds(&r->path, ".kind");
-			rc = bad(r,
-				 "'%s' is not a kernel kind; valid: auto, installed, tree, image",
-				 kind);
+			rc = jread_bad(
+				r, "'%s' is not a kernel kind; valid: auto, installed, tree, image",
+				kind);
 			goto out;
 		}
 		plan->kernel.kind = (enum kernel_kind)i;
@@ -485,17 +292,17 @@ out:
 }
 
 static enum status
-read_backend(struct reader *r, json_t *b, struct plan *plan)
+read_backend(struct jreader *r, json_t *b, struct plan *plan)
 {
 	static const char *const keys[] = { "name", "options" };
 	json_t *opts;
 	enum status rc;
 	size_t mark;
 
-	path_push(r, "backend", &mark);
-	if ((rc = check_keys(r, b, keys, ARRAY_SIZE(keys))) != OK ||
-	    (rc = read_string(r, b, "name", true, &plan->backend)) != OK ||
-	    (rc = read_object(r, b, "options", &opts)) != OK)
+	jread_push(r, "backend", &mark);
+	if ((rc = jread_keys(r, b, keys, ARRAY_SIZE(keys))) != OK ||
+	    (rc = jread_str(r, b, "name", true, &plan->backend)) != OK ||
+	    (rc = jread_object(r, b, "options", &opts)) != OK)
 		goto out;
 	if (opts) {
 		const char *key;
@@ -506,7 +313,7 @@ read_backend(struct reader *r, json_t *b, struct plan *plan)
 		{
 			if (!json_is_string(v)) {
 				strbuf_addf(&r->path, ".options.%s", key);
-				rc = bad(r, "expected a string, got %s", json_type_name(v));
+				rc = jread_bad(r, "expected a string, got %s", jread_type(v));
 				goto out;
 			}
 			plan_set_backend_opt(plan, key, json_string_value(v));
@@ -518,21 +325,21 @@ out:
 }
 
 static enum status
-read_tests(struct reader *r, json_t *t, struct plan *plan)
+read_tests(struct jreader *r, json_t *t, struct plan *plan)
 {
 	static const char *const keys[] = { "preset", "groups",	       "exclude_groups",
 					    "tests",  "exclude_tests", "exclude_files" };
 	enum status rc;
 	size_t mark;
 
-	path_push(r, "tests", &mark);
-	if ((rc = check_keys(r, t, keys, ARRAY_SIZE(keys))) != OK ||
-	    (rc = read_string(r, t, "preset", true, &plan->tests.preset)) != OK ||
-	    (rc = read_strvec(r, t, "groups", &plan->tests.groups)) != OK ||
-	    (rc = read_strvec(r, t, "exclude_groups", &plan->tests.xgroups)) != OK ||
-	    (rc = read_strvec(r, t, "tests", &plan->tests.tests)) != OK ||
-	    (rc = read_strvec(r, t, "exclude_tests", &plan->tests.exclude)) != OK ||
-	    (rc = read_strvec(r, t, "exclude_files", &plan->tests.exclude_files)) != OK)
+	jread_push(r, "tests", &mark);
+	if ((rc = jread_keys(r, t, keys, ARRAY_SIZE(keys))) != OK ||
+	    (rc = jread_str(r, t, "preset", true, &plan->tests.preset)) != OK ||
+	    (rc = jread_strvec(r, t, "groups", &plan->tests.groups)) != OK ||
+	    (rc = jread_strvec(r, t, "exclude_groups", &plan->tests.xgroups)) != OK ||
+	    (rc = jread_strvec(r, t, "tests", &plan->tests.tests)) != OK ||
+	    (rc = jread_strvec(r, t, "exclude_tests", &plan->tests.exclude)) != OK ||
+	    (rc = jread_strvec(r, t, "exclude_files", &plan->tests.exclude_files)) != OK)
 		goto out;
 out:
 	strbuf_setlen(&r->path, mark);
@@ -546,7 +353,7 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 					    "tests",   "fstests_src",  "shards",	"cpus",
 					    "mem",     "test_timeout", "stop_on_crash", "dry_run",
 					    "shell" };
-	struct reader r = { .source = source ? source : "plan" };
+	struct jreader r = { .source = source ? source : "plan" };
 	json_error_t jerr;
 	json_t *root, *obj;
 	struct plan plan;
@@ -560,10 +367,10 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 	plan_init(&plan);
 	if (!json_is_object(root)) {
 		rc = error(ERR_INVALID, "%s: a plan is a JSON object, got %s", r.source,
-			   json_type_name(root));
+			   jread_type(root));
 		goto out;
 	}
-	if ((rc = check_keys(&r, root, keys, ARRAY_SIZE(keys))) != OK)
+	if ((rc = jread_keys(&r, root, keys, ARRAY_SIZE(keys))) != OK)
 		goto out;
 	obj = json_object_get(root, "version");
 	if (obj && (!json_is_integer(obj) || json_integer_value(obj) != PLAN_VERSION)) {
@@ -573,20 +380,20 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 			   r.source, PLAN_VERSION);
 		goto out;
 	}
-	if ((rc = read_object(&r, root, "kernel", &obj)) != OK ||
+	if ((rc = jread_object(&r, root, "kernel", &obj)) != OK ||
 	    (obj && (rc = read_kernel(&r, obj, &plan)) != OK) ||
-	    (rc = read_strvec(&r, root, "configs", &plan.configs)) != OK ||
-	    (rc = read_object(&r, root, "backend", &obj)) != OK ||
+	    (rc = jread_strvec(&r, root, "configs", &plan.configs)) != OK ||
+	    (rc = jread_object(&r, root, "backend", &obj)) != OK ||
 	    (obj && (rc = read_backend(&r, obj, &plan)) != OK) ||
-	    (rc = read_object(&r, root, "tests", &obj)) != OK ||
+	    (rc = jread_object(&r, root, "tests", &obj)) != OK ||
 	    (obj && (rc = read_tests(&r, obj, &plan)) != OK) ||
-	    (rc = read_string(&r, root, "fstests_src", true, &plan.fstests_src)) != OK ||
-	    (rc = read_count(&r, root, "shards", 64, &plan.shards)) != OK ||
-	    (rc = read_count(&r, root, "cpus", 1024, &plan.cpus)) != OK ||
-	    (rc = read_count(&r, root, "test_timeout", 7 * 86400, &plan.test_timeout)) != OK ||
-	    (rc = read_bool(&r, root, "stop_on_crash", &plan.stop_on_crash)) != OK ||
-	    (rc = read_bool(&r, root, "dry_run", &plan.dry_run)) != OK ||
-	    (rc = read_bool(&r, root, "shell", &plan.shell)) != OK ||
+	    (rc = jread_str(&r, root, "fstests_src", true, &plan.fstests_src)) != OK ||
+	    (rc = jread_count(&r, root, "shards", 64, &plan.shards)) != OK ||
+	    (rc = jread_count(&r, root, "cpus", 1024, &plan.cpus)) != OK ||
+	    (rc = jread_count(&r, root, "test_timeout", 7 * 86400, &plan.test_timeout)) != OK ||
+	    (rc = jread_bool(&r, root, "stop_on_crash", &plan.stop_on_crash)) != OK ||
+	    (rc = jread_bool(&r, root, "dry_run", &plan.dry_run)) != OK ||
+	    (rc = jread_bool(&r, root, "shell", &plan.shell)) != OK ||
 	    (rc = read_mem(&r, root, &plan.mem)) != OK)
 		goto out;
 	plan_release(out);
@@ -723,46 +530,6 @@ is_nonempty(const char *s)
 	return *s != '\0';
 }
 
-/*
- * Each named test must be for one of the configurations' filesystems:
- * check would run xfs/001 on ext4 and it would fail there.
- */
-static enum status
-validate_test_dirs(const struct plan *plan, const struct profiles *profiles)
-{
-	for (size_t i = 0; i < plan->tests.tests.n; i++) {
-		const char *t = plan->tests.tests.v[i];
-		int dirlen = (int)strcspn(t, "/");
-		const struct fs_config *for_it = NULL;
-		bool fits = false;
-		char *dir;
-
-		for (size_t j = 0; !fits && j < plan->configs.n; j++) {
-			const struct fs_config *c = profiles_config(profiles, plan->configs.v[j]);
-
-			fits = c && catalogue_name_fits(t, c->fstyp);
-		}
-		if (fits)
-			continue;
-		dir = xstrndup(t, (size_t)dirlen);
-		if (profiles_resolve_config(profiles, dir, &for_it) != OK)
-			for_it = NULL;
-		free(dir);
-		if (for_it)
-			return error(ERR_INVALID,
-				     "tests.tests[%zu]: '%s' is a test for %.*s, and no chosen "
-				     "configuration is %.*s (check would run it anyway, and it "
-				     "would fail); add one, e.g. -c %s, or leave the test out",
-				     i, t, dirlen, t, dirlen, t, for_it->name);
-		return error(ERR_INVALID,
-			     "tests.tests[%zu]: '%s' is a test for %.*s, and fswb has no "
-			     "configuration for %.*s (check would run it anyway, and it would "
-			     "fail); leave the test out",
-			     i, t, dirlen, t, dirlen, t);
-	}
-	return OK;
-}
-
 enum status
 plan_validate(const struct plan *plan, const struct profiles *profiles, const char *const *backends)
 {
@@ -863,14 +630,33 @@ plan_validate(const struct plan *plan, const struct profiles *profiles, const ch
 			return error(ERR_NOTFOUND, "tests.exclude_files: '%s' does not exist",
 				     plan->tests.exclude_files.v[i]);
 
-	if (profiles && (rc = validate_test_dirs(plan, profiles)) != OK)
-		return rc;
-
 	if (plan->shards < 1 || plan->shards > 64)
 		return error(ERR_INVALID, "shards: %u is out of range; use 1 to 64", plan->shards);
 	if (plan->cpus < 1 || plan->cpus > 1024)
 		return error(ERR_INVALID, "cpus: %u is out of range; use 1 to 1024", plan->cpus);
 	if (plan->mem < (256ull << 20))
 		return error(ERR_INVALID, "mem: a guest needs at least 256M; fstests wants 2G");
+	return OK;
+}
+
+enum status
+plan_kernel_set(struct plan_kernel *pk, const char *spec)
+{
+	enum kernel_kind kind;
+
+	if (path_is_dir(spec))
+		kind = KERNEL_TREE;
+	else if (path_exists(spec))
+		kind = KERNEL_IMAGE;
+	else if (strchr(spec, '/'))
+		return error(ERR_NOTFOUND,
+			     "'%s' does not exist; give a kernel tree, a bzImage or an installed "
+			     "kernel version",
+			     spec);
+	else
+		kind = KERNEL_INSTALLED;
+	free(pk->spec);
+	pk->spec = xstrdup(spec);
+	pk->kind = kind;
 	return OK;
 }

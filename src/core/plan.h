@@ -106,6 +106,13 @@ enum status plan_save(const char *path, const struct plan *plan);
 enum status plan_validate(const struct plan *plan, const struct profiles *profiles,
 			  const char *const *backends);
 
+/*
+ * A kernel spec as users give it (--kernel, the wizard): a directory is a
+ * tree, a file an image, a word without '/' an installed version; sets
+ * pk's kind and spec. ERR_NOTFOUND naming it for a path that does not exist.
+ */
+enum status plan_kernel_set(struct plan_kernel *pk, const char *spec);
+
 /* Set a backend option "key=value", replacing an earlier value for key. */
 void plan_set_backend_opt(struct plan *plan, const char *key, const char *value);
 /* The value of a backend option, or NULL. */

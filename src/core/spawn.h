@@ -115,6 +115,8 @@ const char *child_exit_str(const struct child_exit *e, char *buf, size_t len);
 enum status child_check(const struct child *child);
 
 /*
+ * (spawn_run() and spawn_run_opts() are jobs waited for: core/job.c.)
+ *
  * Run argv to completion through the loop with stdin from /dev/null, and
  * return its stdout (and stderr, when err_to_out) in *out (may be NULL to
  * discard; output beyond max_out bytes is dropped and reported as
@@ -123,5 +125,24 @@ enum status child_check(const struct child *child);
  */
 enum status spawn_run(struct loop *loop, const char *const *argv, const char *const *env,
 		      bool err_to_out, size_t max_out, struct strbuf *out, struct child_exit *exit);
+
+/* What spawn_run_opts() runs and how long it waits. */
+struct spawn_run {
+	const char *const *argv;
+	const char *const *env; /* as in spawn_opts */
+	bool err_to_out;	/* stderr into the output too */
+	bool new_pgrp;		/* its own process group: the kill at the end reaches all */
+	size_t max_out;		/* output beyond this is dropped: ERR_LIMIT */
+	int timeout_ms;		/* -1: wait for the exit; else kill it after this */
+	const char *until;	/* NULL, or stop waiting (and kill it) once the output holds this */
+};
+
+/*
+ * spawn_run() with a limit: waits at most r->timeout_ms and no longer than
+ * until r->until appears in the output; a child still running then is
+ * killed (*timed_out is true when the time ran out; may be NULL).
+ */
+enum status spawn_run_opts(struct loop *loop, const struct spawn_run *r, struct strbuf *out,
+			   struct child_exit *exit, bool *timed_out);
 
 #endif

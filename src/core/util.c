@@ -542,3 +542,108 @@ utf8_clean(const char *s)
 	}
 	return strbuf_detach(&sb);
 }
+
+char *
+os_release_value(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = text, *end; *line; line = end ? end + 1 : line + strlen(line)) {
+		size_t len;
+		char *v;
+		size_t vlen;
+
+		end = strchr(line, '\n');
+		len = end ? (size_t)(end - line) : strlen(line);
+		if (len <= klen || strncmp(line, key, klen) || line[klen] != '=')
+			continue;
+		v = xstrndup(line + klen + 1, len - klen - 1);
+		vlen = strlen(v);
+		if (vlen >= 2 && (v[0] == '"' || v[0] == '\'') && v[vlen - 1] == v[0]) {
+			memmove(v, v + 1, vlen - 2);
+			v[vlen - 2] = '\0';
+		}
+		return v;
+	}
+	return NULL;
+}
+
+void
+line_asm_init(struct line_asm *la, size_t max, bool cr_ends)
+{
+	strbuf_init(&la->line);
+	la->max = max;
+	la->cr_ends = cr_ends;
+	la->discarding = false;
+}
+
+void
+line_asm_release(struct line_asm *la)
+{
+	strbuf_release(&la->line);
+}
+
+static void
+line_asm_hand(struct line_asm *la, line_asm_fn *fn, void *data, bool cut)
+{
+	fn(data, la->line.buf, la->line.len, cut);
+	strbuf_reset(&la->line);
+}
+
+void
+line_asm_feed(struct line_asm *la, const char *buf, size_t len, line_asm_fn *fn, void *data)
+{
+	while (len) {
+		const char *end = memchr(buf, '\n', len);
+		const char *cr =
+			la->cr_ends ? memchr(buf, '\r', end ? (size_t)(end - buf) : len) : NULL;
+		size_t seg;
+
+		if (cr)
+			end = cr;
+		seg = end ? (size_t)(end - buf) : len;
+		if (la->discarding) {
+			la->discarding = !end;
+		} else if (seg > la->max - la->line.len) {
+			strbuf_add(&la->line, buf, la->max - la->line.len);
+			line_asm_hand(la, fn, data, true);
+			la->discarding = !end;
+		} else {
+			strbuf_add(&la->line, buf, seg);
+			if (end)
+				line_asm_hand(la, fn, data, false);
+		}
+		if (!end)
+			break;
+		buf = end + 1;
+		len -= seg + 1;
+	}
+}
+
+void
+line_asm_reset(struct line_asm *la)
+{
+	strbuf_reset(&la->line);
+	la->discarding = false;
+}
+
+void
+line_asm_finish(struct line_asm *la, line_asm_fn *fn, void *data)
+{
+	if (la->line.len && !la->discarding)
+		line_asm_hand(la, fn, data, false);
+	line_asm_reset(la);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+strvec_sort(struct strvec *sv)
+{
+	if (sv->n > 1)
+		qsort(sv->v, sv->n, sizeof(*sv->v), cmp_str);
+}

@@ -86,6 +86,8 @@ extern char *strvec_empty_[1];
 void strvec_init(struct strvec *sv);
 void strvec_clear(struct strvec *sv);
 void strvec_push(struct strvec *sv, const char *s);
+/* Sort the strings (strcmp order). */
+void strvec_sort(struct strvec *sv);
 void strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strvec_pushv(struct strvec *sv, const char *const *v);
 void strvec_copy(struct strvec *dst, const struct strvec *src);
@@ -132,5 +134,43 @@ const char *closest_match(const char *word, const char *const *candidates, size_
  */
 size_t utf8_len(const unsigned char *p, const unsigned char *end);
 char *utf8_clean(const char *s);
+
+/*
+ * The value of KEY= in os-release text (/etc/os-release's format), without
+ * its quotes; NULL when the key is absent. free() it.
+ */
+char *os_release_value(const char *text, const char *key);
+
+/*
+ * Lines out of a byte stream (a child's output, a guest's console), each
+ * at most max bytes: a longer line is handed over cut at max (cut is true)
+ * as soon as bytes beyond max are there, and the rest of it up to its
+ * newline is dropped; a line of exactly max bytes is whole. The newline is
+ * not part of the line; with cr_ends a '\r' ends a line too (progress
+ * output). fn gets the line NUL-terminated in a buffer it may change.
+ *
+ *	struct line_asm la;
+ *	line_asm_init(&la, 4096, false);
+ *	line_asm_feed(&la, buf, n, on_line, data);   as often as bytes come
+ *	line_asm_finish(&la, on_line, data);         the last line without a newline
+ *	line_asm_release(&la);
+ *
+ * la.line holds the line so far, for a reader that looks at it early.
+ */
+struct line_asm {
+	struct strbuf line;
+	size_t max;
+	bool cr_ends;
+	bool discarding; /* dropping the rest of a cut line */
+};
+
+typedef void line_asm_fn(void *data, char *line, size_t len, bool cut);
+
+void line_asm_init(struct line_asm *la, size_t max, bool cr_ends);
+void line_asm_release(struct line_asm *la);
+void line_asm_feed(struct line_asm *la, const char *buf, size_t len, line_asm_fn *fn, void *data);
+void line_asm_finish(struct line_asm *la, line_asm_fn *fn, void *data);
+/* Drop a partial line (a new stream begins). */
+void line_asm_reset(struct line_asm *la);
 
 #endif

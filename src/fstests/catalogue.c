@@ -16,12 +16,6 @@
 #define TEST_FILE_MAX (4u << 20)
 
 static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int
 cmp_test(const void *a, const void *b)
 {
 	return strcmp(((const struct catalogue_test *)a)->name,
@@ -35,20 +29,13 @@ cmp_group(const void *a, const void *b)
 		      ((const struct catalogue_group *)b)->name);
 }
 
-static void
-sort_strvec(struct strvec *sv)
-{
-	if (sv->n > 1)
-		qsort(sv->v, sv->n, sizeof(*sv->v), cmp_str);
-}
-
 /* Sorted, without duplicates. */
 static void
 sort_uniq(struct strvec *sv)
 {
 	size_t j = 0;
 
-	sort_strvec(sv);
+	strvec_sort(sv);
 	for (size_t i = 0; i < sv->n; i++) {
 		if (j && !strcmp(sv->v[j - 1], sv->v[i])) {
 			free(sv->v[i]);
@@ -92,7 +79,7 @@ list_dir(const char *dir, bool dirs, struct strvec *out)
 		free(p);
 	}
 	closedir(d);
-	sort_strvec(out);
+	strvec_sort(out);
 	return OK;
 }
 

@@ -39,11 +39,10 @@ struct check_parser {
 	enum pstate st;
 
 	/* the line being assembled */
-	struct strbuf line;
-	bool discarding;   /* dropping the rest of a cut line */
-	bool line_checked; /* the partial line is known not to start a test */
-	bool line_is_test; /* TEST_START was emitted for the partial line */
-	size_t line_rest;  /* where the outcome text starts in it */
+	struct line_asm la; /* the line so far */
+	bool line_checked;  /* the partial line is known not to start a test */
+	bool line_is_test;  /* TEST_START was emitted for the partial line */
+	size_t line_rest;   /* where the outcome text starts in it */
 	size_t lines, cut;
 
 	struct header hdr;
@@ -1298,14 +1297,14 @@ process_line(struct check_parser *p, const char *s, size_t len, enum line_end en
 static void
 check_partial(struct check_parser *p)
 {
-	size_t len = p->line.len, name_len, rest;
+	size_t len = p->la.line.len, name_len, rest;
 	double prev;
 
-	while (len && p->line.buf[len - 1] == '\r')
+	while (len && p->la.line.buf[len - 1] == '\r')
 		len--;
-	switch (start_rule(p, p->line.buf, len, LE_NONE, &name_len, &rest, &prev)) {
+	switch (start_rule(p, p->la.line.buf, len, LE_NONE, &name_len, &rest, &prev)) {
 	case SR_FIRE:
-		start_test(p, p->line.buf, name_len, prev);
+		start_test(p, p->la.line.buf, name_len, prev);
 		p->line_is_test = true;
 		p->line_rest = rest;
 		break;
@@ -1320,16 +1319,33 @@ check_partial(struct check_parser *p)
 static void
 line_done(struct check_parser *p, enum line_end end)
 {
-	size_t len = p->line.len;
+	size_t len = p->la.line.len;
 
-	while (len && p->line.buf[len - 1] == '\r')
+	while (len && p->la.line.buf[len - 1] == '\r')
 		len--;
-	p->line.buf[len] = '\0';
+	p->la.line.buf[len] = '\0';
 	p->lines++;
-	process_line(p, p->line.buf, len, end);
-	strbuf_reset(&p->line);
+	process_line(p, p->la.line.buf, len, end);
+	strbuf_reset(&p->la.line);
 	p->line_checked = p->line_is_test = false;
 	p->line_rest = 0;
+}
+
+/* A whole line (or one cut at CHECK_LINE_MAX) from the line assembler. */
+static void
+on_line(void *data, char *line, size_t len, bool cut)
+{
+	struct check_parser *p = data;
+
+	if (!cut) {
+		line_done(p, LE_NEWLINE);
+		return;
+	}
+	p->cut++;
+	line_done(p, LE_NEWLINE);
+	/* after the line: a TEST_START on it may have come already */
+	warn(p, "check output line %zu is longer than %u KiB; cut there", p->lines,
+	     CHECK_LINE_MAX / 1024);
 }
 
 /* ---- the public interface ---- */
@@ -1342,7 +1358,7 @@ check_parser_new(struct event_bus *bus, const char *config)
 	p->bus = bus;
 	p->config = config ? xstrdup(config) : NULL;
 	p->st = ST_PREAMBLE;
-	strbuf_init(&p->line);
+	line_asm_init(&p->la, CHECK_LINE_MAX, false);
 	strbuf_init(&p->detail);
 	strbuf_init(&p->scratch);
 	strbuf_init(&p->hdr.name);
@@ -1363,7 +1379,7 @@ check_parser_free(struct check_parser *p)
 {
 	if (!p)
 		return;
-	strbuf_release(&p->line);
+	line_asm_release(&p->la);
 	strbuf_release(&p->detail);
 	strbuf_release(&p->hints);
 	strbuf_release(&p->scratch);
@@ -1388,39 +1404,8 @@ check_parser_feed(struct check_parser *p, const char *buf, size_t len)
 {
 	if (p->finished)
 		BUG("check_parser_feed() after check_parser_finish()");
-	while (len) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t seg = nl ? (size_t)(nl - buf) : len;
-
-		if (p->discarding) {
-			if (nl)
-				p->discarding = false;
-		} else {
-			size_t room = CHECK_LINE_MAX - p->line.len;
-
-			/* cut only when bytes beyond the limit are there, so
-			 * that a line of exactly the limit is the same whether
-			 * its newline comes in this chunk or the next */
-			if (seg > room) {
-				strbuf_add(&p->line, buf, room);
-				p->cut++;
-				line_done(p, LE_NEWLINE);
-				/* after the line: a TEST_START on it may have come already */
-				warn(p, "check output line %zu is longer than %u KiB; cut there",
-				     p->lines, CHECK_LINE_MAX / 1024);
-				p->discarding = !nl;
-			} else {
-				strbuf_add(&p->line, buf, seg);
-				if (nl)
-					line_done(p, LE_NEWLINE);
-			}
-		}
-		if (!nl)
-			break;
-		buf = nl + 1;
-		len -= seg + 1;
-	}
-	if (p->line.len && !p->line_checked && !p->line_is_test)
+	line_asm_feed(&p->la, buf, len, on_line, p);
+	if (p->la.line.len && !p->line_checked && !p->line_is_test)
 		check_partial(p);
 }
 
@@ -1429,9 +1414,9 @@ check_parser_finish(struct check_parser *p)
 {
 	if (p->finished)
 		return;
-	if (p->line.len && !p->discarding)
+	if (p->la.line.len && !p->la.discarding)
 		line_done(p, LE_EOF);
-	p->discarding = false;
+	line_asm_reset(&p->la);
 	if (p->in_test && p->out.want_notrun_reason) {
 		p->out.want_notrun_reason = false;
 		p->out.settled = true;

@@ -23,8 +23,7 @@ struct kmsg {
 	char *config;
 
 	/* the line being received */
-	struct strbuf raw;
-	bool discarding; /* dropping the rest of a cut line */
+	struct line_asm raw;
 	size_t lines, cut;
 	struct strbuf clean; /* scratch: the cleaned line */
 	struct strbuf piece; /* scratch: one piece of it, NUL-terminated */
@@ -459,13 +458,15 @@ emit_piece(struct kmsg *k, const char *s, size_t len)
 }
 
 static void
-line_done(struct kmsg *k)
+line_done(void *data, char *line, size_t line_len, bool cut)
 {
+	struct kmsg *k = data;
 	const char *s;
 	size_t len, start = 0;
 
-	clean_line(k->raw.buf, k->raw.len, &k->clean);
-	strbuf_reset(&k->raw);
+	if (cut)
+		k->cut++;
+	clean_line(line, line_len, &k->clean);
 	s = k->clean.buf;
 	len = k->clean.len;
 	/* cut before every kernel stamp that does not start the line */
@@ -489,7 +490,7 @@ kmsg_new(struct event_bus *bus, const char *config)
 	k->config = config ? xstrdup(config) : NULL;
 	k->fd = -1;
 	k->status = OK;
-	strbuf_init(&k->raw);
+	line_asm_init(&k->raw, KMSG_LINE_MAX, false);
 	strbuf_init(&k->clean);
 	strbuf_init(&k->piece);
 	kmsg_set_tail(k, KMSG_TAIL_DEFAULT);
@@ -503,7 +504,7 @@ kmsg_free(struct kmsg *k)
 		return;
 	close_slice(k);
 	kmsg_set_tail(k, 0);
-	strbuf_release(&k->raw);
+	line_asm_release(&k->raw);
 	strbuf_release(&k->clean);
 	strbuf_release(&k->piece);
 	free(k->config);
@@ -530,30 +531,7 @@ kmsg_feed(struct kmsg *k, const char *buf, size_t len)
 {
 	if (k->finished)
 		BUG("kmsg_feed() after kmsg_finish()");
-	while (len) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t seg = nl ? (size_t)(nl - buf) : len;
-
-		if (!k->discarding) {
-			size_t room = KMSG_LINE_MAX - k->raw.len;
-
-			if (seg > room) {
-				strbuf_add(&k->raw, buf, room);
-				k->cut++;
-				line_done(k);
-				k->discarding = true;
-			} else {
-				strbuf_add(&k->raw, buf, seg);
-				if (nl)
-					line_done(k);
-			}
-		}
-		if (!nl)
-			break;
-		k->discarding = false;
-		buf = nl + 1;
-		len -= seg + 1;
-	}
+	line_asm_feed(&k->raw, buf, len, line_done, k);
 }
 
 void
@@ -570,10 +548,7 @@ kmsg_finish(struct kmsg *k)
 {
 	if (k->finished)
 		return;
-	if (k->raw.len && !k->discarding)
-		line_done(k);
-	strbuf_reset(&k->raw);
-	k->discarding = false;
+	line_asm_finish(&k->raw, line_done, k);
 	close_slice(k);
 	k->finished = true;
 }

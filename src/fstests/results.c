@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/jread.h"
 #include "core/paths.h"
 #include "fstests/check_parser.h"
 
@@ -476,62 +477,23 @@ run_record_to_json(const struct run_record *rec)
 	}
 }
 
-/* Reading: a cursor that names the field for messages. */
-struct jctx {
-	const char *source;
-	char path[256];
-};
-
 static enum status
-jbad(const struct jctx *c, const char *field, const char *what)
-{
-	return error(ERR_INVALID, "%s: %s%s%s: %s", c->source, c->path, *c->path ? "." : "", field,
-		     what);
-}
-
-static enum status
-jget_str(const struct jctx *c, json_t *o, const char *field, char **out)
-{
-	json_t *v = json_object_get(o, field);
-
-	if (!v || json_is_null(v))
-		return OK;
-	if (!json_is_string(v))
-		return jbad(c, field, "must be a string or null");
-	replace(out, json_string_value(v));
-	return OK;
-}
-
-static enum status
-jget_bool(const struct jctx *c, json_t *o, const char *field, bool *out)
-{
-	json_t *v = json_object_get(o, field);
-
-	if (!v || json_is_null(v))
-		return OK;
-	if (!json_is_boolean(v))
-		return jbad(c, field, "must be true or false");
-	*out = json_is_true(v);
-	return OK;
-}
-
-static enum status
-jget_time(const struct jctx *c, json_t *o, const char *field, uint64_t *out)
+jget_time(struct jreader *c, json_t *o, const char *field, uint64_t *out)
 {
 	char *s = NULL;
-	enum status rc = jget_str(c, o, field, &s);
+	enum status rc = jread_str(c, o, field, true, &s);
 
 	if (rc == OK && s) {
 		*out = parse_iso_time(s);
 		if (!*out)
-			rc = jbad(c, field, "is not a time like 2026-12-03T07:51:54.000Z");
+			rc = jread_bad_at(c, field, "is not a time like 2026-12-03T07:51:54.000Z");
 	}
 	free(s);
 	return rc;
 }
 
 static enum status
-read_test(struct jctx *c, json_t *o, struct section_result *sec)
+read_test(struct jreader *c, json_t *o, struct section_result *sec)
 {
 	char *test = NULL, *status = NULL, *reason = NULL, *detail = NULL, *hints = NULL;
 	json_t *v, *a;
@@ -542,28 +504,29 @@ read_test(struct jctx *c, json_t *o, struct section_result *sec)
 	enum status rc;
 
 	if (!json_is_object(o))
-		return jbad(c, "", "must be an object");
-	if ((rc = jget_str(c, o, "test", &test)) != OK || (rc = jget_str(c, o, "status", &status)))
+		return jread_bad(c, "must be an object");
+	if ((rc = jread_str(c, o, "test", true, &test)) != OK ||
+	    (rc = jread_str(c, o, "status", true, &status)))
 		goto out;
 	if (!test || !*test) {
-		rc = jbad(c, "test", "is missing");
+		rc = jread_bad_at(c, "test", "is missing");
 		goto out;
 	}
 	if (!status) {
-		rc = jbad(c, "status", "is missing");
+		rc = jread_bad_at(c, "status", "is missing");
 		goto out;
 	}
 	if (test_status_parse(status, &st) != OK) {
 		char what[128];
 
 		snprintf(what, sizeof(what), "unknown status '%.60s'", status);
-		rc = jbad(c, "status", what);
+		rc = jread_bad_at(c, "status", "%s", what);
 		goto out;
 	}
 	v = json_object_get(o, "seconds");
 	if (v && !json_is_null(v)) {
 		if (!json_is_number(v)) {
-			rc = jbad(c, "seconds", "must be a number or null");
+			rc = jread_bad_at(c, "seconds", "must be a number or null");
 			goto out;
 		}
 		seconds = json_number_value(v);
@@ -571,7 +534,7 @@ read_test(struct jctx *c, json_t *o, struct section_result *sec)
 	v = json_object_get(o, "reruns");
 	if (v && !json_is_null(v)) {
 		if (!json_is_integer(v) || json_integer_value(v) < 0) {
-			rc = jbad(c, "reruns", "must be a whole number");
+			rc = jread_bad_at(c, "reruns", "must be a whole number");
 			goto out;
 		}
 		reruns = (unsigned)json_integer_value(v);
@@ -581,7 +544,7 @@ read_test(struct jctx *c, json_t *o, struct section_result *sec)
 		size_t i;
 
 		if (!json_is_array(a)) {
-			rc = jbad(c, "reasons", "must be a list");
+			rc = jread_bad_at(c, "reasons", "must be a list");
 			goto out;
 		}
 		json_array_foreach(a, i, v)
@@ -593,33 +556,33 @@ read_test(struct jctx *c, json_t *o, struct section_result *sec)
 				    !strcmp(json_string_value(v), fail_reason_key(b)))
 					break;
 			if (b == FAIL_REASON_COUNT) {
-				rc = jbad(c, "reasons", "holds an unknown reason");
+				rc = jread_bad_at(c, "reasons", "holds an unknown reason");
 				goto out;
 			}
 			reasons |= 1u << b;
 		}
 	}
-	if ((rc = jget_str(c, o, "reason", &reason)) != OK ||
-	    (rc = jget_str(c, o, "detail", &detail)) != OK ||
-	    (rc = jget_str(c, o, "hints", &hints)) != OK)
+	if ((rc = jread_str(c, o, "reason", true, &reason)) != OK ||
+	    (rc = jread_str(c, o, "detail", true, &detail)) != OK ||
+	    (rc = jread_str(c, o, "hints", true, &hints)) != OK)
 		goto out;
 	t = section_add_test(sec, test, st, seconds, reasons, reason, detail, hints);
 	t->reruns = reruns;
 	a = json_object_get(o, "artifacts");
 	if (a && !json_is_null(a)) {
 		if (!json_is_object(a)) {
-			rc = jbad(c, "artifacts", "must be an object");
+			rc = jread_bad_at(c, "artifacts", "must be an object");
 			goto out;
 		}
-		size_t len = strlen(c->path);
+		size_t len;
 
-		snprintf(c->path + len, sizeof(c->path) - len, ".artifacts");
-		if ((rc = jget_str(c, a, "out_bad", &t->out_bad)) != OK ||
-		    (rc = jget_str(c, a, "full", &t->full)) != OK ||
-		    (rc = jget_str(c, a, "dmesg", &t->dmesg)) != OK ||
-		    (rc = jget_str(c, a, "kmsg", &t->kmsg)) != OK)
+		jread_push(c, "artifacts", &len);
+		if ((rc = jread_str(c, a, "out_bad", true, &t->out_bad)) != OK ||
+		    (rc = jread_str(c, a, "full", true, &t->full)) != OK ||
+		    (rc = jread_str(c, a, "dmesg", true, &t->dmesg)) != OK ||
+		    (rc = jread_str(c, a, "kmsg", true, &t->kmsg)) != OK)
 			goto out;
-		c->path[len] = '\0';
+		strbuf_setlen(&c->path, len);
 	}
 out:
 	free(test);
@@ -631,18 +594,18 @@ out:
 }
 
 static enum status
-read_section(struct jctx *c, json_t *o, struct run_record *rec)
+read_section(struct jreader *c, json_t *o, struct run_record *rec)
 {
 	char *name = NULL, *config = NULL;
 	struct section_result *sec;
 	json_t *tests, *props, *v;
 	enum status rc;
-	size_t base = strlen(c->path);
+	size_t base = c->path.len;
 
 	if (!json_is_object(o))
-		return jbad(c, "", "must be an object");
-	if ((rc = jget_str(c, o, "name", &name)) != OK ||
-	    (rc = jget_str(c, o, "config", &config)) != OK) {
+		return jread_bad(c, "must be an object");
+	if ((rc = jread_str(c, o, "name", true, &name)) != OK ||
+	    (rc = jread_str(c, o, "config", true, &config)) != OK) {
 		free(name);
 		free(config);
 		return rc;
@@ -650,22 +613,22 @@ read_section(struct jctx *c, json_t *o, struct run_record *rec)
 	sec = run_record_section(rec, name, config);
 	free(name);
 	free(config);
-	if ((rc = jget_str(c, o, "fstyp", &sec->fstyp)) != OK ||
-	    (rc = jget_str(c, o, "mkfs_options", &sec->mkfs_options)) != OK ||
-	    (rc = jget_str(c, o, "mount_options", &sec->mount_options)) != OK ||
-	    (rc = jget_bool(c, o, "interrupted", &sec->interrupted)) != OK ||
-	    (rc = jget_str(c, o, "stopped_at", &sec->stopped_at)) != OK)
+	if ((rc = jread_str(c, o, "fstyp", true, &sec->fstyp)) != OK ||
+	    (rc = jread_str(c, o, "mkfs_options", true, &sec->mkfs_options)) != OK ||
+	    (rc = jread_str(c, o, "mount_options", true, &sec->mount_options)) != OK ||
+	    (rc = jread_bool(c, o, "interrupted", &sec->interrupted)) != OK ||
+	    (rc = jread_str(c, o, "stopped_at", true, &sec->stopped_at)) != OK)
 		return rc;
 	props = json_object_get(o, "properties");
 	if (props && !json_is_null(props)) {
 		const char *key;
 
 		if (!json_is_object(props))
-			return jbad(c, "properties", "must be an object");
+			return jread_bad_at(c, "properties", "must be an object");
 		json_object_foreach(props, key, v)
 		{
 			if (!json_is_string(v))
-				return jbad(c, "properties", "values must be strings");
+				return jread_bad_at(c, "properties", "values must be strings");
 			strvec_pushf(&sec->properties, "%s=%s", key, json_string_value(v));
 		}
 	}
@@ -673,21 +636,21 @@ read_section(struct jctx *c, json_t *o, struct run_record *rec)
 	if (!tests || json_is_null(tests))
 		return OK;
 	if (!json_is_array(tests))
-		return jbad(c, "tests", "must be a list");
+		return jread_bad_at(c, "tests", "must be a list");
 	for (size_t i = 0; i < json_array_size(tests); i++) {
-		snprintf(c->path + base, sizeof(c->path) - base, "%stests[%zu]", base ? "." : "",
-			 i);
+		strbuf_setlen(&c->path, base);
+		strbuf_addf(&c->path, "%stests[%zu]", base ? "." : "", i);
 		if ((rc = read_test(c, json_array_get(tests, i), sec)) != OK)
 			return rc;
 	}
-	c->path[base] = '\0';
+	strbuf_setlen(&c->path, base);
 	return OK;
 }
 
 enum status
 run_record_from_json(const char *text, const char *source, struct run_record *out)
 {
-	struct jctx c = { .source = source ? source : "run.json" };
+	struct jreader c = { .source = source ? source : "run.json", .null_is_missing = true };
 	json_error_t jerr;
 	json_t *root = json_loads(text, 0, &jerr), *v, *secs;
 	struct run_record rec;
@@ -696,6 +659,7 @@ run_record_from_json(const char *text, const char *source, struct run_record *ou
 	run_record_init(&rec);
 	if (!root)
 		return error(ERR_PARSE, "%s:%d: %s", c.source, jerr.line, jerr.text);
+	strbuf_init(&c.path);
 	if (!json_is_object(root)) {
 		rc = error(ERR_INVALID, "%s: not a run record (a JSON object)", c.source);
 		goto out;
@@ -709,37 +673,39 @@ run_record_from_json(const char *text, const char *source, struct run_record *ou
 			   c.source, RUN_JSON_VERSION, RUN_JSON_VERSION);
 		goto out;
 	}
-	if ((rc = jget_str(&c, root, "id", &rec.id)) != OK ||
+	if ((rc = jread_str(&c, root, "id", true, &rec.id)) != OK ||
 	    (rc = jget_time(&c, root, "start", &rec.start_ms)) != OK ||
 	    (rc = jget_time(&c, root, "end", &rec.end_ms)) != OK ||
-	    (rc = jget_str(&c, root, "kernel", &rec.kernel)) != OK ||
-	    (rc = jget_str(&c, root, "hostname", &rec.hostname)) != OK ||
-	    (rc = jget_bool(&c, root, "finished", &rec.finished)) != OK ||
-	    (rc = jget_bool(&c, root, "interrupted", &rec.interrupted)) != OK ||
-	    (rc = jget_str(&c, root, "stopped_at", &rec.stopped_at)) != OK ||
-	    (rc = jget_str(&c, root, "error", &rec.error)) != OK)
+	    (rc = jread_str(&c, root, "kernel", true, &rec.kernel)) != OK ||
+	    (rc = jread_str(&c, root, "hostname", true, &rec.hostname)) != OK ||
+	    (rc = jread_bool(&c, root, "finished", &rec.finished)) != OK ||
+	    (rc = jread_bool(&c, root, "interrupted", &rec.interrupted)) != OK ||
+	    (rc = jread_str(&c, root, "stopped_at", true, &rec.stopped_at)) != OK ||
+	    (rc = jread_str(&c, root, "error", true, &rec.error)) != OK)
 		goto out;
 	v = json_object_get(root, "exit_code");
 	if (v && !json_is_null(v)) {
 		if (!json_is_integer(v)) {
-			rc = jbad(&c, "exit_code", "must be a whole number or null");
+			rc = jread_bad_at(&c, "exit_code", "must be a whole number or null");
 			goto out;
 		}
 		rec.exit_code = (int)json_integer_value(v);
 	}
 	secs = json_object_get(root, "sections");
 	if (!json_is_array(secs)) {
-		rc = jbad(&c, "sections", "must be a list");
+		rc = jread_bad_at(&c, "sections", "must be a list");
 		goto out;
 	}
 	for (size_t i = 0; i < json_array_size(secs); i++) {
-		snprintf(c.path, sizeof(c.path), "sections[%zu]", i);
+		strbuf_reset(&c.path);
+		strbuf_addf(&c.path, "sections[%zu]", i);
 		if ((rc = read_section(&c, json_array_get(secs, i), &rec)) != OK)
 			goto out;
 	}
 	run_record_recount(&rec);
 out:
 	json_decref(root);
+	strbuf_release(&c.path);
 	if (rc == OK)
 		*out = rec;
 	else

@@ -334,7 +334,7 @@ decompress_file(struct loop *loop, const struct codec *c, const char *in_path, c
 	struct stat st;
 	enum status rc;
 
-	if (!kbuild_have_program(c->argv[0]))
+	if (!path_has_program(c->argv[0]))
 		return error(ERR_UNSUPPORTED,
 			     "%s is %s-compressed and '%s' is not installed; install it (Debian: "
 			     "apt install %s)",

@@ -18,30 +18,10 @@
 #include <unistd.h>
 
 #include "core/paths.h"
+#include "core/job.h"
 #include "core/spawn.h"
 
 /* ---- small helpers ---- */
-
-bool
-kbuild_have_program(const char *prog)
-{
-	const char *path = getenv("PATH");
-	struct strvec dirs = STRVEC_INIT;
-	bool found = false;
-
-	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0;
-	strvec_split(&dirs, path ? path : "/usr/bin:/bin", ":");
-	for (size_t i = 0; i < dirs.n && !found; i++) {
-		char *p = path_join(dirs.v[i], prog);
-		struct stat st;
-
-		found = access(p, X_OK) == 0 && stat(p, &st) == 0 && S_ISREG(st.st_mode);
-		free(p);
-	}
-	strvec_clear(&dirs);
-	return found;
-}
 
 static bool
 cfg_is(const struct kconfig_values *cfg, const char *name, const char *value)
@@ -73,94 +53,6 @@ progress(struct event_bus *bus, const char *detail, double fraction)
 }
 
 /* ---- the tree ---- */
-
-/* The value of "NAME = value" in a Makefile's text, or NULL. */
-static char *
-makefile_var(const char *text, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		const char *q = p;
-		const char *end;
-
-		if (strncmp(q, name, n))
-			continue;
-		q += n;
-		while (*q == ' ' || *q == '\t')
-			q++;
-		if (*q != '=')
-			continue;
-		q++;
-		while (*q == ' ' || *q == '\t')
-			q++;
-		end = strchr(q, '\n');
-		if (!end)
-			end = q + strlen(q);
-		while (end > q && isspace((unsigned char)end[-1]))
-			end--;
-		return xstrndup(q, (size_t)(end - q));
-	}
-	return NULL;
-}
-
-enum status
-kbuild_tree_check(const char *path, char **version)
-{
-	char *mk = path_join(path, "Makefile"), *kc = path_join(path, "Kconfig");
-	char *ar = path_join(path, "arch"), *text = NULL;
-	char *ver = NULL, *pl = NULL, *sub = NULL, *extra = NULL;
-	struct strvec missing = STRVEC_INIT;
-	enum status rc = OK;
-
-	if (version)
-		*version = NULL;
-	if (!path_is_dir(path)) {
-		rc = error(path_exists(path) ? ERR_INVALID : ERR_NOTFOUND,
-			   "'%s' is not a kernel tree: %s", path,
-			   path_exists(path) ? "it is not a directory" : "it does not exist");
-		goto out;
-	}
-	if (read_file(mk, 4u << 20, &text, NULL) != OK) {
-		strvec_push(&missing, "no Makefile");
-	} else {
-		ver = makefile_var(text, "VERSION");
-		pl = makefile_var(text, "PATCHLEVEL");
-		sub = makefile_var(text, "SUBLEVEL");
-		extra = makefile_var(text, "EXTRAVERSION");
-		if (!ver || !pl || !*ver || !*pl)
-			strvec_push(&missing, "its Makefile has no VERSION and PATCHLEVEL lines");
-	}
-	error_clear();
-	if (!path_exists(kc))
-		strvec_push(&missing, "no Kconfig");
-	if (!path_is_dir(ar))
-		strvec_push(&missing, "no arch/ directory");
-	if (missing.n) {
-		char *why = strvec_join(&missing, ", ");
-
-		rc = error(ERR_INVALID,
-			   "'%s' is not a kernel tree (%s); give the top directory of a Linux "
-			   "source tree, the one with MAINTAINERS, Kconfig and arch/",
-			   path, why);
-		free(why);
-		goto out;
-	}
-	if (version)
-		*version = xasprintf("%s.%s%s%s%s", ver, pl, sub && *sub ? "." : "", sub ? sub : "",
-				     extra ? extra : "");
-out:
-	strvec_clear(&missing);
-	free(mk);
-	free(kc);
-	free(ar);
-	free(text);
-	free(ver);
-	free(pl);
-	free(sub);
-	free(extra);
-	return rc;
-}
 
 /* ---- tools ---- */
 
@@ -205,7 +97,7 @@ static void
 need_program(struct strvec *missing, struct strvec *pkgs, const char *prog, const char *pkg,
 	     const char *why)
 {
-	if (kbuild_have_program(prog))
+	if (path_has_program(prog))
 		return;
 	strvec_pushf(missing, "'%s' (%s)", prog, why);
 	if (!strvec_contains(pkgs, pkg))
@@ -344,8 +236,6 @@ struct make_run {
 	struct kbuild_progress *prog;
 	struct event_bus *bus;
 	int log_fd;
-	int out_fd;
-	bool eof;
 	uint64_t last_emit;
 	double last_fraction;
 	bool quiet; /* no progress events */
@@ -374,89 +264,54 @@ make_emit(struct make_run *m, bool force)
 }
 
 static void
-make_read(struct make_run *m)
-{
-	char buf[65536];
-
-	for (;;) {
-		ssize_t n = read(m->out_fd, buf, sizeof(buf));
-
-		if (n > 0) {
-			if (m->log_fd >= 0 && write(m->log_fd, buf, (size_t)n) != n) {
-				close(m->log_fd); /* a full disk: keep building, stop logging */
-				m->log_fd = -1;
-			}
-			kbuild_progress_feed(m->prog, buf, (size_t)n);
-			make_emit(m, false);
-			continue;
-		}
-		if (n == 0)
-			m->eof = true;
-		else if (errno == EINTR)
-			continue;
-		else if (errno != EAGAIN && errno != EWOULDBLOCK)
-			m->eof = true;
-		return;
-	}
-}
-
-static void
-on_make_output(struct loop *loop, int fd, short revents, void *data)
+make_output(void *data, const char *buf, size_t len)
 {
 	struct make_run *m = data;
 
-	make_read(m);
-	if (m->eof)
-		loop_del_fd(loop, fd);
+	if (m->log_fd >= 0 && write(m->log_fd, buf, len) != (ssize_t)len) {
+		close(m->log_fd); /* a full disk: keep building, stop logging */
+		m->log_fd = -1;
+	}
+	kbuild_progress_feed(m->prog, buf, len);
+	make_emit(m, false);
 }
 
 /*
- * Run argv (make) with its output to log_fd and the parser; wait for it in
- * the loop. *ex gets how it ended. ERR_INTERRUPTED when the loop was told to quit.
+ * Run argv (make) with its output to log_fd and the parser, as a job waited
+ * for. *ex gets how it ended. ERR_INTERRUPTED when *cancel was set or the
+ * loop was told to quit (make gets SIGTERM, then SIGKILL after 10 s).
  */
 static enum status
 run_make(struct loop *loop, const char *const *argv, int log_fd, struct kbuild_progress *prog,
 	 struct event_bus *bus, bool quiet, const bool *cancel, struct child_exit *ex)
 {
 	static const char *const env[] = { "LC_ALL=C", "LANG", "LANGUAGE", NULL };
-	struct spawn_opts o = SPAWN_OPTS_INIT;
+	struct job_opts o = JOB_OPTS_INIT;
 	struct make_run m = { 0 };
-	struct child *child = NULL;
+	struct job *job;
 	enum status rc;
 
-	o.argv = argv;
-	o.env = env;
-	o.out = SPAWN_PIPE;
-	o.err = SPAWN_STDOUT;
-	o.new_pgrp = true;
-	rc = spawn_start(loop, &o, &child);
-	if (rc != OK)
-		return rc;
 	m.prog = prog;
 	m.bus = bus;
 	m.log_fd = log_fd;
-	m.out_fd = child->out;
 	m.quiet = quiet;
 	m.last_fraction = -1;
-	rc = loop_add_fd(loop, child->out, POLLIN, on_make_output, &m);
-	while (rc == OK && child->running) {
-		if (loop_done(loop) || (cancel && *cancel)) {
-			child_kill(child, SIGTERM);
-			(void)child_wait(child, 10000);
-			rc = error(ERR_INTERRUPTED, "the kernel build was interrupted");
-			break;
-		}
-		rc = loop_run_once(loop, 1000);
-	}
-	if (!m.eof)
-		make_read(&m); /* what is left in the pipe */
+	o.argv = argv;
+	o.env = env;
+	o.kill_grace_ms = 10000;
+	o.on_bytes = make_output;
+	o.data = &m;
+	rc = job_start(loop, &o, &job);
+	if (rc != OK)
+		return rc;
+	rc = job_wait(job, cancel);
+	if (rc == OK && job_result(job)->cancelled)
+		rc = error(ERR_INTERRUPTED, "the kernel build was interrupted");
 	if (rc == OK) {
-		*ex = child->exit;
+		*ex = job_result(job)->exit;
 		make_emit(&m, true);
 	}
-	if (m.log_fd != log_fd)
-		log_fd = -1; /* closed on a write error */
-	child_free(child);
+	job_free(job);
 	return rc;
 }
 
@@ -933,7 +788,7 @@ kbuild_progress_init(struct kbuild_progress *p, size_t estimate)
 	p->estimate = estimate;
 	strvec_init(&p->errors);
 	strvec_init(&p->make_errors);
-	strbuf_init(&p->partial);
+	line_asm_init(&p->partial, 4096, false);
 }
 
 void
@@ -941,7 +796,7 @@ kbuild_progress_release(struct kbuild_progress *p)
 {
 	strvec_clear(&p->errors);
 	strvec_clear(&p->make_errors);
-	strbuf_release(&p->partial);
+	line_asm_release(&p->partial);
 }
 
 static bool
@@ -1001,24 +856,18 @@ kbuild_progress_line(struct kbuild_progress *p, const char *line)
 	return false;
 }
 
+static void
+progress_line(void *data, char *line, size_t len, bool cut)
+{
+	if (len && line[len - 1] == '\r')
+		line[len - 1] = '\0';
+	kbuild_progress_line(data, line);
+}
+
 void
 kbuild_progress_feed(struct kbuild_progress *p, const char *data, size_t len)
 {
-	while (len) {
-		const char *nl = memchr(data, '\n', len);
-		size_t n = nl ? (size_t)(nl - data) : len;
-
-		if (p->partial.len < 4096)
-			strbuf_add(&p->partial, data, n < 4096 ? n : 4096);
-		if (!nl)
-			return;
-		if (p->partial.len && p->partial.buf[p->partial.len - 1] == '\r')
-			strbuf_setlen(&p->partial, p->partial.len - 1);
-		kbuild_progress_line(p, p->partial.buf);
-		strbuf_reset(&p->partial);
-		data += n + 1;
-		len -= n + 1;
-	}
+	line_asm_feed(&p->partial, data, len, progress_line, p);
 }
 
 double

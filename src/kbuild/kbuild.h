@@ -37,10 +37,9 @@
  * nothing is merged, and the check runs without KCONFIG_MERGED, so a
  * missing option reads "not set" or names the dependency that keeps it out.
  *
- * Programs (make, through `nice -n N` when o->nice) run through spawn.h with
- * LC_ALL=C; the build blocks in the loop (other watchers keep running)
- * until make exits (it runs loop_run_once() itself, so it may be called from
- * a loop callback). If the loop is told to quit meanwhile (loop_quit(), e.g.
+ * Programs (make, through `nice -n N` when o->nice) run as jobs (core/job.h)
+ * with LC_ALL=C; the build waits in the loop (job_wait(): other watchers
+ * keep running) until make exits, so it may be called from a loop callback. If the loop is told to quit meanwhile (loop_quit(), e.g.
  * from a SIGINT watcher) or *o->cancel becomes true, make's process group
  * gets SIGTERM (SIGKILL 10 s later) and the result is ERR_INTERRUPTED. The
  * loop must not be done on entry (loop_reset()).
@@ -73,14 +72,6 @@ struct kbuild_opts {
 };
 
 /*
- * Is path a kernel tree: a Makefile with VERSION and PATCHLEVEL lines, a
- * Kconfig, an arch/ directory? ERR_INVALID naming what is missing
- * otherwise. *version (may be NULL) gets "VERSION.PATCHLEVEL.SUBLEVEL" plus
- * EXTRAVERSION, from the Makefile.
- */
-enum status kbuild_tree_check(const char *path, char **version);
-
-/*
  * The programs and headers a build needs, checked before starting: make,
  * the C compiler (CROSS_COMPILE's for another architecture), ld, flex,
  * bison, bc, perl, libelf's gelf.h (objtool, for x86_64), and when cfg says
@@ -90,9 +81,6 @@ enum status kbuild_tree_check(const char *path, char **version);
  * install.
  */
 enum status kbuild_tools_check(const struct kernel_arch *arch, const struct kconfig_values *cfg);
-
-/* Whether prog is an executable in PATH (or a path that is one). */
-bool kbuild_have_program(const char *prog);
 
 /*
  * Configure k (a KERNEL_TREE from kernel_resolve()): the build directory,
@@ -136,7 +124,7 @@ struct kbuild_progress {
 	char current[256]; /* the last step, "CC fs/ext4/inode.o" */
 	struct strvec errors;
 	struct strvec make_errors; /* make's "*** [...] Error 1" lines */
-	struct strbuf partial;	   /* an unfinished line */
+	struct line_asm partial;   /* an unfinished line */
 };
 
 void kbuild_progress_init(struct kbuild_progress *p, size_t estimate);

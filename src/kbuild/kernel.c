@@ -18,7 +18,96 @@
 #include "core/paths.h"
 #include "core/spawn.h"
 #include "kbuild/image.h"
-#include "kbuild/kbuild.h"
+
+/* ---- kernel trees ---- */
+
+/* The value of "NAME = value" in a Makefile's text, or NULL. */
+static char *
+makefile_var(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *q = p;
+		const char *end;
+
+		if (strncmp(q, name, n))
+			continue;
+		q += n;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q != '=')
+			continue;
+		q++;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		end = strchr(q, '\n');
+		if (!end)
+			end = q + strlen(q);
+		while (end > q && isspace((unsigned char)end[-1]))
+			end--;
+		return xstrndup(q, (size_t)(end - q));
+	}
+	return NULL;
+}
+
+enum status
+kernel_tree_check(const char *path, char **version)
+{
+	char *mk = path_join(path, "Makefile"), *kc = path_join(path, "Kconfig");
+	char *ar = path_join(path, "arch"), *text = NULL;
+	char *ver = NULL, *pl = NULL, *sub = NULL, *extra = NULL;
+	struct strvec missing = STRVEC_INIT;
+	enum status rc = OK;
+
+	if (version)
+		*version = NULL;
+	if (!path_is_dir(path)) {
+		rc = error(path_exists(path) ? ERR_INVALID : ERR_NOTFOUND,
+			   "'%s' is not a kernel tree: %s", path,
+			   path_exists(path) ? "it is not a directory" : "it does not exist");
+		goto out;
+	}
+	if (read_file(mk, 4u << 20, &text, NULL) != OK) {
+		strvec_push(&missing, "no Makefile");
+	} else {
+		ver = makefile_var(text, "VERSION");
+		pl = makefile_var(text, "PATCHLEVEL");
+		sub = makefile_var(text, "SUBLEVEL");
+		extra = makefile_var(text, "EXTRAVERSION");
+		if (!ver || !pl || !*ver || !*pl)
+			strvec_push(&missing, "its Makefile has no VERSION and PATCHLEVEL lines");
+	}
+	error_clear();
+	if (!path_exists(kc))
+		strvec_push(&missing, "no Kconfig");
+	if (!path_is_dir(ar))
+		strvec_push(&missing, "no arch/ directory");
+	if (missing.n) {
+		char *why = strvec_join(&missing, ", ");
+
+		rc = error(ERR_INVALID,
+			   "'%s' is not a kernel tree (%s); give the top directory of a Linux "
+			   "source tree, the one with MAINTAINERS, Kconfig and arch/",
+			   path, why);
+		free(why);
+		goto out;
+	}
+	if (version)
+		*version = xasprintf("%s.%s%s%s%s", ver, pl, sub && *sub ? "." : "", sub ? sub : "",
+				     extra ? extra : "");
+out:
+	strvec_clear(&missing);
+	free(mk);
+	free(kc);
+	free(ar);
+	free(text);
+	free(ver);
+	free(pl);
+	free(sub);
+	free(extra);
+	return rc;
+}
 
 /* ---- architectures ---- */
 
@@ -469,7 +558,7 @@ resolve_installed(const char *spec, struct kernel *out)
 bool
 kernel_is_tree(const char *path)
 {
-	bool ok = kbuild_tree_check(path, NULL) == OK;
+	bool ok = kernel_tree_check(path, NULL) == OK;
 
 	error_clear();
 	return ok;
@@ -485,7 +574,7 @@ resolve_tree(const char *path, bool own_config, const struct kernel_arch *a, str
 	if (!realpath(path, real))
 		return error(errno == ENOENT ? ERR_NOTFOUND : ERR_IO,
 			     "kernel tree '%s' cannot be used: %s", path, strerror(errno));
-	rc = kbuild_tree_check(real, &version);
+	rc = kernel_tree_check(real, &version);
 	if (rc != OK)
 		return rc;
 	out->kind = KERNEL_TREE;

@@ -88,6 +88,14 @@ void kernel_needs_release(struct kernel_needs *n);
 
 /* ---- a resolved kernel ---- */
 
+/*
+ * Is path a kernel tree: a Makefile with VERSION and PATCHLEVEL lines, a
+ * Kconfig, an arch/ directory? ERR_INVALID naming what is missing
+ * otherwise. *version (may be NULL) gets "VERSION.PATCHLEVEL.SUBLEVEL" plus
+ * EXTRAVERSION, from the Makefile.
+ */
+enum status kernel_tree_check(const char *path, char **version);
+
 enum kernel_config_source {
 	KCONF_NONE,	/* no config known */
 	KCONF_TREE,	/* a tree's .config (its own, or the build directory's) */

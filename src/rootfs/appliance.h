@@ -73,9 +73,9 @@
  *	... boot ...
  *	appliance_release(&a); free(initrd);
  *
- * Children (mmdebstrap, git, mkfs.ext4, du) run through spawn.h, in their
- * own process groups; the call runs the loop itself until they exit
- * (loop_run_once(), so it may be called from a loop callback; other watchers
+ * Children (mmdebstrap, git, mkfs.ext4, du) run as jobs (core/job.h), in
+ * their own process groups; the call waits in the loop until they exit
+ * (job_wait(), so it may be called from a loop callback; other watchers
  * keep running). When *opts->cancel becomes true or loop_quit() is called
  * meanwhile, the child's group gets SIGTERM (mmdebstrap then removes its
  * mounts), SIGKILL 30 s later, the temporary build is removed and the

@@ -18,7 +18,7 @@
 #include "fstests/kmsg.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
-#include "ui/diff.h"
+#include "view/diff.h"
 #include "ui/pager.h"
 
 #define DETAIL_FILE_MAX (4u << 20)
@@ -290,17 +290,17 @@ detail_key(struct ui *ui, struct pager *p, int key)
 			ui_msg(ui, true, "a run is going: rerun a test when it has ended");
 			return REACT_REDRAW;
 		}
-		ui_run_test_again(ui, dt->run_dir, dt->config, dt->test, false);
+		ui_want_test_again(ui, dt->run_dir, dt->config, dt->test, false);
 		return REACT_REDRAW;
 	case 's':
 		if (ui_run_active(ui)) {
 			ui_msg(ui, true, "a run is going: open a shell when it has ended");
 			return REACT_REDRAW;
 		}
-		ui_run_test_again(ui, dt->run_dir, dt->config, dt->test, true);
+		ui_want_test_again(ui, dt->run_dir, dt->config, dt->test, true);
 		return REACT_REDRAW;
 	case '?':
-		ui_open_docs(ui, "reading-failures.md");
+		ui_want_docs(ui, "reading-failures.md");
 		return REACT_REDRAW;
 	default:
 		return REACT_PASS;

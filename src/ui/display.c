@@ -3,6 +3,7 @@
  * The display: curses set-up and tear-down, colours or their absence,
  * UTF-8 or ASCII marks, and the drawing helpers every view uses.
  */
+#include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stdarg.h>
@@ -11,7 +12,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "ui/text.h"
+#include "view/text.h"
 #include "ui/ui.h"
 #include "ui/ui_int.h"
 
@@ -66,6 +67,34 @@ static const struct glyphs ascii_glyphs = {
 };
 
 static struct ui *fatal_ui;
+
+bool
+ui_headless(void)
+{
+	const char *v = getenv("FSWB_NO_DISPLAY");
+
+	return v && *v;
+}
+
+enum status
+ui_parse_size(const char *s, int *cols, int *rows)
+{
+	char *end;
+	long c, r;
+
+	errno = 0;
+	c = strtol(s, &end, 10);
+	if (*end != 'x' || errno || c < 1 || c > 1000)
+		goto bad;
+	r = strtol(end + 1, &end, 10);
+	if (*end || errno || r < 1 || r > 1000)
+		goto bad;
+	*cols = (int)c;
+	*rows = (int)r;
+	return OK;
+bad:
+	return error(ERR_INVALID, "'%s' is not a screen size: give COLSxROWS, e.g. 80x24", s);
+}
 
 static void
 fatal_hook(void)
@@ -376,20 +405,4 @@ ui_keybar(struct ui *ui, const struct keybar_item *items, size_t n)
 		ui_put(ui, y, ui->key_x[i] + kw + 1, ui->key_w[i] - kw - 1, R_NORMAL,
 		       items[i].what);
 	}
-}
-
-void
-ui_msg(struct ui *ui, bool is_error, const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = xstrdup("");
-	va_end(ap);
-	free(ui->message);
-	ui->message = s;
-	ui->message_error = is_error;
-	ui_dirty(ui);
 }

@@ -5,17 +5,17 @@
  * same model a live run fills; Space marks runs, and with two marked, c
  * shows what changed between them.
  */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/event_json.h"
 #include "core/paths.h"
+#include "core/rundir.h"
 #include "core/status.h"
 #include "fstests/results.h"
-#include "ui/compare.h"
-#include "ui/text.h"
+#include "view/compare.h"
+#include "view/text.h"
 #include "ui/ui_int.h"
 
 struct hist_run {
@@ -45,14 +45,6 @@ hist_run_release(struct hist_run *r)
 	free(r->configs);
 }
 
-static int
-by_id_desc(const void *a, const void *b)
-{
-	const struct hist_run *x = a, *y = b;
-
-	return strcmp(y->id, x->id);
-}
-
 static char *
 record_configs(const struct run_record *rec)
 {
@@ -74,35 +66,23 @@ record_configs(const struct run_record *rec)
 static void
 history_scan(struct history *h)
 {
-	DIR *d;
-	struct dirent *de;
+	struct strvec ids = STRVEC_INIT;
 
 	for (size_t i = 0; i < h->n; i++)
 		hist_run_release(&h->v[i]);
 	h->n = 0;
-	d = opendir(h->runs_dir);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
+	rundir_list(h->runs_dir, &ids);
+	/* newest first */
+	for (size_t i = ids.n; i-- > 0;) {
 		struct hist_run *r;
-		char *dir, *json, *events;
+		char *json;
 
-		if (de->d_name[0] == '.')
-			continue;
-		dir = path_join(h->runs_dir, de->d_name);
-		json = path_join(dir, "run.json");
-		events = path_join(dir, "events.jsonl");
-		if (!path_is_dir(dir) || (!path_exists(json) && !path_exists(events))) {
-			free(dir);
-			free(json);
-			free(events);
-			continue;
-		}
 		ALLOC_GROW(h->v, h->n + 1, h->alloc);
 		r = &h->v[h->n++];
 		memset(r, 0, sizeof(*r));
-		r->id = xstrdup(de->d_name);
-		r->dir = dir;
+		r->id = xstrdup(ids.v[i]);
+		r->dir = path_join(h->runs_dir, ids.v[i]);
+		json = path_join(r->dir, "run.json");
 		run_record_init(&r->rec);
 		if (path_exists(json) && run_record_load(json, &r->rec) == OK) {
 			r->loaded = true;
@@ -113,11 +93,8 @@ history_scan(struct history *h)
 		}
 		r->configs = record_configs(&r->rec);
 		free(json);
-		free(events);
 	}
-	closedir(d);
-	if (h->n)
-		qsort(h->v, h->n, sizeof(*h->v), by_id_desc);
+	strvec_clear(&ids);
 }
 
 static void
@@ -497,10 +474,8 @@ void
 history_open(struct ui *ui)
 {
 	struct history *h = xcalloc(1, sizeof(*h));
-	char *data = fswb_dir(DIR_DATA);
 
-	h->runs_dir = path_join(data, "runs");
-	free(data);
+	h->runs_dir = rundir_root();
 	history_scan(h);
 	ui_push(ui, &history_ops, h);
 }
@@ -550,16 +525,14 @@ model_from_record(struct run_model *m, const struct run_record *rec)
 static char *
 resolve_run(const char *run)
 {
-	char *data, *runs, *dir;
+	char *runs, *dir;
 
 	if (path_is_dir(run))
 		return xstrdup(run);
 	if (strchr(run, '/'))
 		return NULL;
-	data = fswb_dir(DIR_DATA);
-	runs = path_join(data, "runs");
+	runs = rundir_root();
 	dir = path_join(runs, run);
-	free(data);
 	free(runs);
 	if (path_is_dir(dir))
 		return dir;

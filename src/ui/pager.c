@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ui/text.h"
+#include "view/text.h"
 
 void
 textdoc_add(struct textdoc *d, enum role role, const char *text)
@@ -78,7 +78,7 @@ pager_new(const char *title)
 
 	p->title = xstrdup(title);
 	p->found = -1;
-	strbuf_init(&p->prompt);
+	lineedit_init(&p->prompt, "");
 	return p;
 }
 
@@ -155,7 +155,7 @@ pager_draw(struct ui *ui, struct view *v)
 		ui_put(ui, y + 1, 2, ui->cols - 4, R_DIM, "(nothing here)");
 	if (p->prompting) {
 		ui_fill(ui, ui->rows - 2, 0, ui->cols, R_NORMAL);
-		ui_putf(ui, ui->rows - 2, 1, ui->cols - 2, R_BOLD, "/%s_", p->prompt.buf);
+		ui_putf(ui, ui->rows - 2, 1, ui->cols - 2, R_BOLD, "/%s_", p->prompt.text.buf);
 	}
 	if (p->hooks)
 		for (size_t i = 0; i < p->hooks->nkeys && nk < ARRAY_SIZE(keys) - 5; i++)
@@ -205,21 +205,13 @@ pager_key(struct ui *ui, struct view *v, int key)
 		if (key == K_ENTER) {
 			p->prompting = false;
 			free(p->search);
-			p->search = xstrdup(p->prompt.buf);
+			p->search = xstrdup(p->prompt.text.buf);
 			p->found = -1;
 			search(ui, p, 1);
 		} else if (key == K_ESC) {
 			p->prompting = false;
-		} else if (key == K_BS) {
-			if (p->prompt.len)
-				strbuf_setlen(&p->prompt, p->prompt.len - 1);
-		} else if (key >= ' ' && key < 0x110000) {
-			char buf[8];
-			wchar_t wc = (wchar_t)key;
-			int n = wctomb(buf, wc);
-
-			if (n > 0)
-				strbuf_add(&p->prompt, buf, (size_t)n);
+		} else {
+			prompt_edit_key(&p->prompt, key);
 		}
 		return REACT_REDRAW;
 	}
@@ -276,7 +268,7 @@ pager_key(struct ui *ui, struct view *v, int key)
 		return REACT_REDRAW;
 	case '/':
 		p->prompting = true;
-		strbuf_reset(&p->prompt);
+		lineedit_set(&p->prompt, "");
 		return REACT_REDRAW;
 	case 'n':
 		search(ui, p, 1);
@@ -285,7 +277,7 @@ pager_key(struct ui *ui, struct view *v, int key)
 		search(ui, p, -1);
 		return REACT_REDRAW;
 	case '?':
-		ui_open_docs(ui, p->hooks && p->hooks->docs ? p->hooks->docs : NULL);
+		ui_want_docs(ui, p->hooks && p->hooks->docs ? p->hooks->docs : NULL);
 		return REACT_REDRAW;
 	default:
 		return REACT_PASS;
@@ -329,7 +321,7 @@ pager_free(struct view *v)
 	free(p->right);
 	free(p->search);
 	free(p->footer);
-	strbuf_release(&p->prompt);
+	lineedit_release(&p->prompt);
 	free(p);
 }
 

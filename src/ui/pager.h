@@ -60,7 +60,7 @@ struct pager {
 	char *search; /* the last search, or NULL */
 	long found;   /* the line found last, or -1 */
 	bool prompting;
-	struct strbuf prompt;
+	struct lineedit prompt;
 	char *footer; /* a line shown above the key bar, or NULL */
 	const struct pager_hooks *hooks;
 	void *data;

@@ -8,14 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmd.h"
-#include "core/engine.h"
+#include "run/engine.h"
+#include "run/shell.h"
 #include "core/paths.h"
 #include "core/status.h"
 #include "fstests/catalogue.h"
 #include "ui/ui_int.h"
-
-#define STOP_WAIT_MS 120000
 
 struct live_run {
 	struct engine *e;
@@ -24,7 +22,8 @@ struct live_run {
 	struct ui *ui;
 	bool ended;
 	uint64_t shell_timer;
-	struct live_run *older; /* runs that ended before this one */
+	struct shell_relay *relay; /* the shell on the terminal, or NULL */
+	struct live_run *older;	   /* runs that ended before this one */
 };
 
 static void
@@ -34,13 +33,22 @@ on_tick(struct loop *loop, void *data)
 }
 
 static void
-relay(void *data)
+shell_ended(void *data)
 {
-	struct live_run *lr = data;
+	ui_want_screen_back(data);
+}
 
+bool
+ui_run_shell(struct ui *ui)
+{
+	struct live_run *lr = ui->live;
+
+	if (!lr || lr->relay || engine_shell_fd(lr->e) < 0)
+		return false;
 	printf("fswb: a shell in the guest of this run; 'exit' or Ctrl-] ends it and goes back\n");
 	fflush(stdout);
-	shell_relay(lr->ui->loop, lr->e);
+	lr->relay = shell_relay_start(ui->loop, lr->e, shell_ended, ui);
+	return true;
 }
 
 /* The engine's shell is waiting: the terminal is its until it ends. */
@@ -51,7 +59,7 @@ start_shell(struct loop *loop, void *data)
 
 	lr->shell_timer = 0;
 	if (engine_shell_fd(lr->e) >= 0)
-		ui_leave_screen(lr->ui, relay, lr);
+		ui_want_shell(lr->ui);
 }
 
 static void
@@ -64,6 +72,7 @@ on_event(void *data, const struct event *ev)
 		const struct test_counts *c = &ev->u.end.counts;
 
 		lr->ended = true;
+		ui->run_going = false;
 		ui->exit_code = ev->u.end.exit_code;
 		if (ui->tick_timer) {
 			loop_del_timer(ui->loop, ui->tick_timer);
@@ -84,12 +93,6 @@ on_event(void *data, const struct event *ev)
 	ui_dirty(ui);
 }
 
-bool
-ui_run_active(const struct ui *ui)
-{
-	return ui->live && !ui->live->ended;
-}
-
 void
 ui_run_stop(struct ui *ui)
 {
@@ -104,6 +107,7 @@ live_free_one(struct live_run *lr)
 {
 	if (lr->shell_timer)
 		loop_del_timer(lr->ui->loop, lr->shell_timer);
+	shell_relay_free(lr->relay);
 	engine_free(lr->e);
 	event_bus_release(&lr->bus);
 	run_model_release(lr->m);
@@ -115,14 +119,7 @@ void
 ui_run_free(struct ui *ui)
 {
 	struct live_run *lr = ui->live;
-	uint64_t deadline;
 
-	if (ui_run_active(ui)) {
-		ui_run_stop(ui);
-		deadline = loop_now_ms() + STOP_WAIT_MS;
-		while (!lr->ended && !engine_done(lr->e) && loop_now_ms() < deadline)
-			loop_run_once(ui->loop, 200);
-	}
 	if (ui->tick_timer) {
 		loop_del_timer(ui->loop, ui->tick_timer);
 		ui->tick_timer = 0;
@@ -137,6 +134,7 @@ ui_run_free(struct ui *ui)
 		lr = older;
 	}
 	ui->live = NULL;
+	ui->run_going = false;
 }
 
 bool
@@ -189,6 +187,7 @@ ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const st
 	}
 	lr->older = ui->live;
 	ui->live = lr;
+	ui->run_going = true;
 	if (!ui->tick_timer)
 		ui->tick_timer = loop_add_timer(ui->loop, 1000, true, on_tick, ui);
 	full = xasprintf("fswb \xc2\xb7 %s", title ? title : "run");

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "core/util.h"
-#include "ui/text.h"
+#include "view/text.h"
 #include "ui/ui.h"
 #include "ui/ui_int.h"
 
@@ -492,7 +492,7 @@ static void
 stop_answer(struct ui *ui, bool yes)
 {
 	if (yes)
-		ui_run_stop(ui);
+		ui_want_run_stop(ui);
 }
 
 static enum reaction
@@ -560,8 +560,8 @@ runview_key(struct ui *ui, struct view *v, int key)
 				ui_msg(ui, true, "a run is going: rerun a test when it has ended");
 				return REACT_REDRAW;
 			}
-			ui_run_test_again(ui, rv->run_dir, m->tests[rv->lp.sel].config,
-					  m->tests[rv->lp.sel].name, false);
+			ui_want_test_again(ui, rv->run_dir, m->tests[rv->lp.sel].config,
+					   m->tests[rv->lp.sel].name, false);
 		}
 		return REACT_REDRAW;
 	case 's':
@@ -570,12 +570,12 @@ runview_key(struct ui *ui, struct view *v, int key)
 				ui_msg(ui, true, "a run is going: open a shell when it has ended");
 				return REACT_REDRAW;
 			}
-			ui_run_test_again(ui, rv->run_dir, m->tests[rv->lp.sel].config,
-					  m->tests[rv->lp.sel].name, true);
+			ui_want_test_again(ui, rv->run_dir, m->tests[rv->lp.sel].config,
+					   m->tests[rv->lp.sel].name, true);
 		}
 		return REACT_REDRAW;
 	case 'h':
-		history_open(ui);
+		ui_want_history(ui);
 		return REACT_REDRAW;
 	case 'q':
 	case K_ESC:

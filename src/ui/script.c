@@ -42,34 +42,6 @@ static const struct {
 	{ "lt", '<' },
 };
 
-bool
-ui_headless(void)
-{
-	const char *v = getenv("FSWB_NO_DISPLAY");
-
-	return v && *v;
-}
-
-enum status
-ui_parse_size(const char *s, int *cols, int *rows)
-{
-	char *end;
-	long c, r;
-
-	errno = 0;
-	c = strtol(s, &end, 10);
-	if (*end != 'x' || errno || c < 1 || c > 1000)
-		goto bad;
-	r = strtol(end + 1, &end, 10);
-	if (*end || errno || r < 1 || r > 1000)
-		goto bad;
-	*cols = (int)c;
-	*rows = (int)r;
-	return OK;
-bad:
-	return error(ERR_INVALID, "'%s' is not a screen size: give COLSxROWS, e.g. 80x24", s);
-}
-
 /* The screen as text, row by row, trailing blanks cut. */
 static enum status
 save_screen(struct ui *ui, const char *path)
@@ -93,6 +65,21 @@ save_screen(struct ui *ui, const char *path)
 	st = write_file_atomic(path, sb.buf ? sb.buf : "", sb.len, 0644);
 	strbuf_release(&sb);
 	return st;
+}
+
+/*
+ * Draw; and when views wait for answers they asked for, run the loop until
+ * those came and draw again, so that a saved screen shows answers.
+ */
+static void
+settle(struct ui *ui)
+{
+	ui_draw_now(ui);
+	while (ui->pending && !ui->quit) {
+		loop_run_once(ui->loop, 100);
+		ui_serve_requests(ui);
+		ui_draw_now(ui);
+	}
 }
 
 /* Type the keys of one line; ERR_INVALID naming an unknown <Name>. */
@@ -134,7 +121,7 @@ type_keys(struct ui *ui, const char *line)
 			p += n;
 		}
 		ui_feed_key(ui, key);
-		ui_draw_now(ui);
+		settle(ui);
 	}
 	return OK;
 }
@@ -145,9 +132,11 @@ run_for(struct ui *ui, uint64_t ms)
 {
 	uint64_t end = loop_now_ms() + ms;
 
-	for (uint64_t now = loop_now_ms(); now < end && !ui->quit; now = loop_now_ms())
+	for (uint64_t now = loop_now_ms(); now < end && !ui->quit; now = loop_now_ms()) {
 		loop_run_once(ui->loop, (int)(end - now));
-	ui_draw_now(ui);
+		ui_serve_requests(ui);
+	}
+	settle(ui);
 }
 
 static enum status
@@ -174,7 +163,7 @@ run_line(struct ui *ui, char *line)
 		resizeterm(rows, cols);
 		getmaxyx(stdscr, ui->rows, ui->cols);
 		ui_dirty(ui);
-		ui_draw_now(ui);
+		settle(ui);
 		return OK;
 	}
 	if (!strcmp(line, ":sleep") && arg) {
@@ -188,9 +177,11 @@ run_line(struct ui *ui, char *line)
 		return OK;
 	}
 	if (!strcmp(line, ":wait-run") && !arg) {
-		while (ui_run_active(ui) && !ui->quit)
+		while (ui_run_active(ui) && !ui->quit) {
 			loop_run_once(ui->loop, -1);
-		ui_draw_now(ui);
+			ui_serve_requests(ui);
+		}
+		settle(ui);
 		return OK;
 	}
 	return error(ERR_INVALID,
@@ -215,7 +206,7 @@ ui_run_script(struct ui *ui, const char *path)
 		ui->quit = true;
 		return;
 	}
-	ui_draw_now(ui);
+	settle(ui);
 	while (!ui->quit && ui->depth && (n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
@@ -229,7 +220,8 @@ ui_run_script(struct ui *ui, const char *path)
 		}
 		/* what is ready at once (a child's output, a signal) */
 		loop_run_once(ui->loop, 0);
-		ui_draw_now(ui);
+		ui_serve_requests(ui);
+		settle(ui);
 	}
 	free(line);
 	fclose(f);

@@ -6,8 +6,15 @@
  * A view is a struct view_ops (one file per view, as in tig) and its
  * private data. The top of the stack is drawn and gets the keys. Views
  * never act on the world directly for long: a key handler returns a
- * reaction (redraw, back, quit) and the main loop does the rest; the live
- * run is started and stopped through ui_run_start()/ui_run_stop().
+ * reaction (redraw, back, quit), and what a view wants of the TUI beyond
+ * itself (the docs, the history, stopping the run, a test again, the
+ * shell) it asks with ui_want_*(): input.c serves those requests after the
+ * key, click or callback that made them, as htop's reactions.
+ *
+ * The files call one way (scripts/lint checks it):
+ *	display.c, prompt.c  <-  stack.c  <-  the views (pager, the docs'
+ *	files, detail, history, runview, run_live, wizard; each calls only
+ *	the ones before it in this list)  <-  input.c  <-  script.c  <-  ui.c
  *
  * Drawing is rate-limited: ui_dirty() asks for a frame, at most one per
  * UI_FRAME_MS; nothing is drawn while nothing changes.
@@ -23,8 +30,9 @@
 #include "core/plan.h"
 #include "core/profile.h"
 #include "core/status.h"
-#include "ui/layout.h"
-#include "ui/runmodel.h"
+#include "view/layout.h"
+#include "view/runmodel.h"
+#include "view/text.h"
 
 #include <curses.h>
 
@@ -92,6 +100,25 @@ enum reaction {
 struct ui;
 struct view;
 
+/* What a view asks of the TUI, served by input.c (ui_serve_requests()). */
+enum ui_request_kind {
+	UI_REQ_DOCS,	    /* open the docs at page */
+	UI_REQ_DOCS_SEARCH, /* the docs' results of a search (page) of every page */
+	UI_REQ_HISTORY,	    /* open the list of past runs */
+	UI_REQ_RUN_STOP,    /* stop the live run */
+	UI_REQ_TEST_AGAIN,  /* run test of config again (run_dir's plan), with the shell or not */
+	UI_REQ_SHELL,	    /* the live run's shell is waiting: give it the terminal */
+	UI_REQ_SCREEN_BACK, /* the shell ended: the terminal is the TUI's again */
+};
+
+struct ui_request {
+	enum ui_request_kind kind;
+	char *page, *run_dir, *config, *test;
+	bool shell;
+};
+
+#define UI_MAX_REQUESTS 8
+
 struct view_ops {
 	const char *name;
 	void (*draw)(struct ui *ui, struct view *v);
@@ -121,6 +148,8 @@ struct ui {
 	int depth;
 
 	bool dirty, drawn_once;
+	bool screen_away;     /* the terminal is the guest's shell's: nothing is drawn */
+	unsigned pending;     /* answers views asked for and wait on (the key script waits too) */
 	uint64_t frame_timer; /* pending one-shot, 0 when none */
 	uint64_t last_frame_ms;
 	uint64_t tick_timer; /* 1 s clock while a run is live */
@@ -141,7 +170,11 @@ struct ui {
 	char *ask;
 	void (*ask_fn)(struct ui *ui, bool yes);
 
+	struct ui_request requests[UI_MAX_REQUESTS];
+	size_t nrequests;
+
 	struct live_run *live;
+	bool run_going; /* a live run has begun and not ended */
 	int exit_code;
 	bool quit;
 };
@@ -168,32 +201,57 @@ void ui_vline(struct ui *ui, int y, int x, int height);
  */
 int ui_frame(struct ui *ui, const char *left, const char *right, int *body_h);
 void ui_keybar(struct ui *ui, const struct keybar_item *items, size_t n);
-/* A message over the rule above the key bar until the next key. */
-void ui_msg(struct ui *ui, bool is_error, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* "COLSxROWS" */
+enum status ui_parse_size(const char *s, int *cols, int *rows);
 
-/* ---- ui.c ---- */
+/* ---- prompt.c ---- */
+/*
+ * An editing key of a one-line prompt (Backspace, Del, arrows, Home/End,
+ * ^A ^E ^U ^W ^K) or a character typed into it; false when the key is
+ * neither. Backspace takes a whole character, never half of one.
+ */
+bool prompt_edit_key(struct lineedit *le, int key);
+
+/* ---- stack.c ---- */
+/* Something changed: a frame comes within UI_FRAME_MS. */
 void ui_dirty(struct ui *ui);
 /* Draw at once when something changed (the key script's pace). */
 void ui_draw_now(struct ui *ui);
-/* A key as if typed: the question, the top view, then ? q Esc Q. */
-void ui_feed_key(struct ui *ui, int key);
-
-/* ---- script.c: the workbench without a terminal ---- */
-/* "COLSxROWS" */
-enum status ui_parse_size(const char *s, int *cols, int *rows);
-/* Run the key script at path, then quit; exit_code 2 on a bad line (named). */
-void ui_run_script(struct ui *ui, const char *path);
 void ui_push(struct ui *ui, const struct view_ops *ops, void *priv);
 void ui_pop(struct ui *ui);
 struct view *ui_top(struct ui *ui);
 void ui_ask(struct ui *ui, const char *question, void (*fn)(struct ui *ui, bool yes));
+/* A message over the rule above the key bar until the next key. */
+void ui_msg(struct ui *ui, bool is_error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Map an arrow/page key to a list move; false when it is not one. */
 bool ui_list_key(int key, enum list_move *mv);
-/* Open the docs at page (a file name in docs/getting-started, or NULL for the index). */
-void ui_open_docs(struct ui *ui, const char *page);
 /* The loaded profiles, or NULL (the message is in ui->profiles_error). */
 const struct profiles *ui_profiles(struct ui *ui);
+/* Whether a live run is going (begun and not ended). */
+bool ui_run_active(const struct ui *ui);
+/* Requests (see struct ui_request); strings are copied. */
+void ui_want_docs(struct ui *ui, const char *page); /* page: NULL for the index */
+void ui_want_docs_search(struct ui *ui, const char *query);
+void ui_want_history(struct ui *ui);
+void ui_want_run_stop(struct ui *ui);
+void ui_want_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test,
+			bool shell);
+void ui_want_shell(struct ui *ui);
+void ui_want_screen_back(struct ui *ui);
+void ui_request_release(struct ui_request *r);
+
+/* ---- input.c ---- */
+/* A key as if typed: the question, the top view, then ? q Esc Q; then the requests. */
+void ui_feed_key(struct ui *ui, int key);
+/* Serve the requests views made, in order. */
+void ui_serve_requests(struct ui *ui);
+/* Keys and the mouse from the terminal. */
+void ui_watch_tty(struct ui *ui);
+
+/* ---- script.c: the workbench without a terminal ---- */
+/* Run the key script at path, then quit; exit_code 2 on a bad line (named). */
+void ui_run_script(struct ui *ui, const char *path);
 
 /* ---- wizard.c ---- */
 void wizard_open(struct ui *ui);
@@ -219,6 +277,8 @@ bool history_open_run(struct ui *ui, const char *run);
 
 /* ---- docs.c ---- */
 void docs_open(struct ui *ui, const char *page);
+/* The results of a search of every page of the docs. */
+void docs_search(struct ui *ui, const char *query);
 
 /* ---- run_live.c ---- */
 /*
@@ -227,8 +287,6 @@ void docs_open(struct ui *ui, const char *page);
  */
 bool ui_run_start(struct ui *ui, const struct plan *plan, const char *title,
 		  const struct strvec *tests);
-/* Whether a live run is going (begun and not ended). */
-bool ui_run_active(const struct ui *ui);
 /* Stop the live run cleanly (engine_cancel); RUN_END follows. */
 void ui_run_stop(struct ui *ui);
 /*
@@ -237,8 +295,12 @@ void ui_run_stop(struct ui *ui);
  */
 bool ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test,
 		       bool shell);
-/* Give the terminal to fn (curses ends, the tty is not watched), then take it back. */
-void ui_leave_screen(struct ui *ui, void (*fn)(void *data), void *data);
+/*
+ * The live run's shell on this terminal (the screen was given away): false
+ * when there is none; when it ends, ui_want_screen_back().
+ */
+bool ui_run_shell(struct ui *ui);
+/* Free the live runs (a live run is stopped and waited for first: see ui.c). */
 void ui_run_free(struct ui *ui);
 
 #endif

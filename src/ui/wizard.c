@@ -5,20 +5,19 @@
  * same plan, the estimate, and starts the run. The plan is remembered in
  * CONFIG/last-plan.json for next time.
  */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/backend.h"
-#include "backends/hostcheck.h"
+#include "run/inventory.h"
+#include "run/plan_check.h"
 #include "core/paths.h"
 #include "core/status.h"
 #include "fstests/catalogue.h"
-#include "fstests/results.h"
 #include "kbuild/kernel.h"
 #include "ui/pager.h"
-#include "ui/planutil.h"
-#include "ui/text.h"
+#include "view/planutil.h"
+#include "view/text.h"
 #include "ui/ui_int.h"
 
 enum step { S_WELCOME, S_KERNEL, S_FS, S_BACKEND, S_TESTS, S_REVIEW, S_COUNT };
@@ -89,9 +88,11 @@ struct wizard {
 	/* review */
 	size_t ntests; /* selected tests, or 0 when unknown */
 	struct strvec selection;
-	double hist_per_test;
-	size_t hist_runs;
+	struct estimator est; /* earlier runs, SOAK_DURATION (inventory_estimator) */
+	bool hist_done;
 
+	struct ui *ui;
+	uint64_t ask_timer; /* the answers asked for, pending */
 	int list_h;
 };
 
@@ -114,8 +115,7 @@ load_plan(struct ui *ui, struct wizard *w)
 
 	plan_init(&w->plan);
 	if (path_exists(path)) {
-		if (plan_load(path, &w->plan) != OK ||
-		    (prof && plan_validate(&w->plan, prof, backend_names()) != OK)) {
+		if (plan_load(path, &w->plan) != OK || (prof && plan_check(&w->plan, prof) != OK)) {
 			w->plan_note =
 				xasprintf("the remembered choices were not used: %s", error_msg());
 			plan_release(&w->plan);
@@ -157,22 +157,13 @@ chosen_backend(struct wizard *w)
 static void
 load_welcome(struct ui *ui, struct wizard *w)
 {
-	struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
-	const struct backend_ops *ops;
-
 	if (!w->hc_done) {
 		/* the quick checks: programs and the KVM boot trial are fswb doctor's */
-		o.run_programs = false;
-		o.profiles = ui_profiles(ui);
-		memset(&w->hc, 0, sizeof(w->hc));
-		if (hostcheck_run(ui->loop, &o, &w->hc) != OK)
-			error_clear();
+		inventory_host(ui->loop, ui_profiles(ui), false, &w->hc);
 		w->hc_done = true;
 	}
-	if (!w->probed && (ops = chosen_backend(w))) {
-		memset(&w->probe, 0, sizeof(w->probe));
-		if (backend_probe(ops, &w->plan, &w->probe) != OK)
-			error_clear();
+	if (!w->probed && chosen_backend(w)) {
+		inventory_probe(w->plan.backend ? w->plan.backend : "qemu", &w->plan, &w->probe);
 		w->probed = true;
 	}
 }
@@ -186,27 +177,13 @@ slow_here(struct wizard *w)
 static void
 load_kernels(struct ui *ui, struct wizard *w)
 {
-	struct kernel_needs needs;
-	const struct profiles *prof = ui_profiles(ui);
-
 	if (w->kl_done)
 		return;
 	w->kl_done = true;
-	memset(&w->kl, 0, sizeof(w->kl));
-	if (kernel_list(ui->loop, w->plan.kernel.arch ? w->plan.kernel.arch : "x86_64", &w->kl) !=
-	    OK) {
+	free(w->kl_error);
+	w->kl_error = NULL;
+	if (inventory_kernels(ui->loop, &w->plan, ui_profiles(ui), &w->kl) != OK)
 		w->kl_error = xstrdup(error_msg());
-		return;
-	}
-	if (!prof ||
-	    kernel_needs_init(&needs, prof, &w->plan.configs, &w->plan.kernel.debug) != OK) {
-		error_clear();
-		return;
-	}
-	for (size_t i = 0; i < w->kl.n; i++)
-		if (kernel_check(ui->loop, &w->kl.v[i], &needs) != OK)
-			error_clear();
-	kernel_needs_release(&needs);
 }
 
 static void
@@ -218,41 +195,23 @@ load_probes(struct wizard *w)
 	for (w->nbackends = 0; w->backends[w->nbackends]; w->nbackends++)
 		;
 	w->probes = xcalloc(w->nbackends + 1, sizeof(*w->probes));
-	for (size_t i = 0; i < w->nbackends; i++) {
-		const struct backend_ops *ops = backend_find(w->backends[i]);
-
-		if (!ops || backend_probe(ops, &w->plan, &w->probes[i]) != OK) {
-			error_clear();
-			w->probes[i].summary = xstrdup("cannot tell");
-		}
-	}
+	for (size_t i = 0; i < w->nbackends; i++)
+		inventory_probe(w->backends[i], &w->plan, &w->probes[i]);
 }
 
-/* The fstests tree the catalogue comes from: the plan's when it is a directory. */
 static void
 load_catalogue(struct wizard *w)
 {
-	const char *src = w->plan.fstests_src;
-
 	if (w->cat_done)
 		return;
 	w->cat_done = true;
 	free(w->cat_error);
 	w->cat_error = NULL;
-	if (!src || !path_is_dir(src)) {
-		w->cat_error =
-			xstrdup(src ? "the fstests source is a URL: its groups are known "
-				      "once the appliance is built"
-				    : "fswb builds upstream fstests into the appliance: pick "
-				      "a group or a test by name after pointing at a local "
-				      "fstests tree with f");
-		return;
-	}
-	if (catalogue_load(src, &w->cat) != OK) {
+	if (inventory_catalogue(&w->plan, &w->cat) != OK)
 		w->cat_error = xstrdup(error_msg());
-		return;
-	}
-	w->have_cat = true;
+	else
+		w->have_cat = true;
+	error_clear();
 }
 
 static const char *
@@ -270,108 +229,98 @@ first_fstyp(struct ui *ui, struct wizard *w)
 static size_t
 count_tests(struct ui *ui, struct wizard *w, const char *preset, struct strvec *names)
 {
-	const struct profiles *prof = ui_profiles(ui);
-	struct catalogue_query q = { 0 };
 	struct catalogue_selection sel;
-	struct strvec groups = STRVEC_INIT, xgroups = STRVEC_INIT;
 	size_t n = 0;
 
 	if (!w->have_cat)
 		return 0;
-	strvec_copy(&groups, &w->plan.tests.groups);
-	strvec_copy(&xgroups, &w->plan.tests.xgroups);
-	if (preset && prof) {
-		const struct test_set *s = profiles_set(prof, preset);
-
-		if (s) {
-			strvec_clear(&groups);
-			strvec_copy(&groups, &s->groups);
-			for (size_t i = 0; i < s->xgroups.n; i++)
-				strvec_push(&xgroups, s->xgroups.v[i]);
-		}
-	}
-	q.fstyp = first_fstyp(ui, w);
-	q.tests = preset ? NULL : &w->plan.tests.tests;
-	q.groups = &groups;
-	q.xgroups = &xgroups;
-	q.exclude = &w->plan.tests.exclude;
-	q.exclude_files = &w->plan.tests.exclude_files;
-	if (catalogue_select(&w->cat, &q, &sel) == OK) {
+	if (inventory_selection(&w->plan, ui_profiles(ui), &w->cat, preset, first_fstyp(ui, w),
+				&sel) == OK) {
 		n = sel.tests.n - sel.expunged.n;
-		if (names) {
-			for (size_t i = 0; i < sel.tests.n; i++)
-				if (!strvec_contains(&sel.expunged, sel.tests.v[i]))
-					strvec_push(names, sel.tests.v[i]);
-		}
+		for (size_t i = 0; names && i < sel.tests.n; i++)
+			if (!strvec_contains(&sel.expunged, sel.tests.v[i]))
+				strvec_push(names, sel.tests.v[i]);
+		catalogue_selection_release(&sel);
 	}
 	error_clear();
-	catalogue_selection_release(&sel);
-	strvec_clear(&groups);
-	strvec_clear(&xgroups);
 	return n;
 }
 
-static int
-cmp_desc(const void *a, const void *b)
+static void
+load_history(struct ui *ui, struct wizard *w)
 {
-	return strcmp(*(char *const *)b, *(char *const *)a);
+	if (w->hist_done)
+		return;
+	estimator_release(&w->est);
+	inventory_estimator(&w->plan, ui_profiles(ui), false, &w->est);
+	w->hist_done = true;
 }
 
-/* Seconds per test over the last runs of the same configurations (wall clock). */
+/*
+ * What a run of preset (NULL: the plan's own tests) takes here, in *t; slow:
+ * emulated. t->ntests is 0 when the tests are not known yet.
+ */
 static void
-load_history(struct wizard *w)
+estimate_here(struct ui *ui, struct wizard *w, const char *preset, bool slow, struct est_total *t)
 {
-	char *data = fswb_dir(DIR_DATA), *runs = path_join(data, "runs");
-	struct strvec ids = STRVEC_INIT;
-	double secs = 0;
-	size_t tests = 0;
+	w->est.slow = slow;
+	inventory_estimate(&w->plan, ui_profiles(ui), w->have_cat ? &w->cat : NULL, &w->est, preset,
+			   NULL, t);
+}
 
-	free(data);
-	w->hist_per_test = 0;
-	w->hist_runs = 0;
-	if (path_is_dir(runs)) {
-		struct strvec all = STRVEC_INIT;
-		/* the directory listing, newest first */
-		{
-			struct dirent *de;
-			DIR *d = opendir(runs);
+/*
+ * What the current step shows, asked of the inventory from the loop (never
+ * while drawing); the screen is drawn again when the answers are in.
+ */
+static void
+on_answers(struct loop *loop, void *data)
+{
+	struct wizard *w = data;
+	struct ui *ui = w->ui;
 
-			while (d && (de = readdir(d)))
-				if (de->d_name[0] != '.')
-					strvec_push(&all, de->d_name);
-			if (d)
-				closedir(d);
-		}
-		qsort(all.v, all.n, sizeof(char *), cmp_desc);
-		for (size_t i = 0; i < all.n && w->hist_runs < 5; i++) {
-			char *dir = path_join(runs, all.v[i]), *json = path_join(dir, "run.json");
-			struct run_record rec;
-
-			run_record_init(&rec);
-			if (path_exists(json) && run_record_load(json, &rec) == OK &&
-			    rec.finished && !rec.interrupted && rec.end_ms > rec.start_ms &&
-			    rec.counts.ran && rec.nsections == w->plan.configs.n) {
-				size_t n = 0;
-
-				for (size_t s = 0; s < rec.nsections; s++)
-					n += rec.sections[s].ntests;
-				if (n) {
-					secs += (double)(rec.end_ms - rec.start_ms) / 1000.0;
-					tests += n;
-					w->hist_runs++;
-				}
-			}
-			error_clear();
-			run_record_release(&rec);
-			free(dir);
-			free(json);
-		}
-		strvec_clear(&all);
+	w->ask_timer = 0;
+	ui->pending--;
+	switch (w->step) {
+	case S_WELCOME:
+		load_welcome(ui, w);
+		load_catalogue(w);
+		load_history(ui, w);
+		break;
+	case S_KERNEL:
+		load_kernels(ui, w);
+		break;
+	case S_BACKEND:
+		load_probes(w);
+		break;
+	case S_TESTS:
+		load_catalogue(w);
+		load_history(ui, w);
+		break;
+	case S_REVIEW:
+		load_welcome(ui, w);
+		load_catalogue(w);
+		load_history(ui, w);
+		break;
+	default:
+		break;
 	}
-	if (tests)
-		w->hist_per_test = secs / (double)tests;
-	strvec_clear(&ids);
-	free(runs);
+	ui_dirty(ui);
+}
+
+/* The step's answers are missing: ask for them (once). */
+static void
+ask(struct ui *ui, struct wizard *w)
+{
+	if (w->ask_timer)
+		return;
+	ui->pending++;
+	w->ask_timer = loop_add_timer(ui->loop, 0, false, on_answers, w);
+}
+
+static bool
+welcome_known(struct wizard *w)
+{
+	return w->hc_done && (w->probed || !chosen_backend(w));
 }
 
 /* ---- drawing helpers ---- */
@@ -446,10 +395,11 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 {
 	int y = y0 + 1, maxy = y0 + body_h - 1, width = ui->cols - 4;
 	char est[32], est2[32];
-	size_t nsmoke;
+	struct est_total smoke, kvm;
 	char *s;
 
-	load_welcome(ui, w);
+	if (!welcome_known(w) || !w->cat_done || !w->hist_done)
+		ask(ui, w);
 	y = para(ui, y, 2, width, maxy, R_NORMAL,
 		 "fstests is the Linux filesystem test suite. Each test exercises one behaviour "
 		 "of a filesystem and compares what happened with the expected output.");
@@ -488,24 +438,25 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 		       w->probe.usable ? ui->g.ok : ui->g.no);
 		ui_put(ui, y++, 6, width - 4, R_NORMAL, w->probe.summary);
 	}
-	load_catalogue(w);
-	nsmoke = count_tests(ui, w, "smoke", NULL);
-	if (!nsmoke)
-		nsmoke = 12;
-	if (slow_here(w) && y < maxy - 1) {
-		s = xasprintf("A smoke run takes %s here under TCG instead of %s with KVM.",
-			      format_eta(estimate_run(nsmoke, 1, true, 0), est, sizeof(est)),
-			      format_eta(estimate_run(nsmoke, 1, false, 0), est2, sizeof(est2)));
-		ui_put(ui, y, 4, 1, R_WARN, ui->g.warn);
-		y = para(ui, y, 6, width - 4, maxy, R_NORMAL, s);
-		free(s);
-	} else if (y < maxy - 1) {
-		s = xasprintf("A smoke run takes %s here (d tries KVM now).",
-			      format_eta(estimate_run(nsmoke, 1, false, 0), est, sizeof(est)));
-		ui_put(ui, y, 4, 1, R_PASS, ui->g.ok);
-		y = para(ui, y, 6, width - 4, maxy, R_NORMAL, s);
-		free(s);
+	estimate_here(ui, w, "smoke", slow_here(w), &smoke);
+	if (!smoke.ntests) {
+		s = xstrdup("How long a smoke run takes is known once fswb has the fstests tree.");
+	} else if (slow_here(w)) {
+		estimate_here(ui, w, "smoke", false, &kvm);
+		s = xasprintf("A smoke run (%zu tests) takes %s here under TCG instead of %s with "
+			      "KVM.",
+			      smoke.ntests, format_eta(smoke.seconds, est, sizeof(est)),
+			      format_eta(kvm.seconds, est2, sizeof(est2)));
+	} else {
+		s = xasprintf("A smoke run (%zu tests) takes %s here (d tries KVM now).",
+			      smoke.ntests, format_eta(smoke.seconds, est, sizeof(est)));
 	}
+	if (y < maxy - 1) {
+		ui_put(ui, y, 4, 1, slow_here(w) ? R_WARN : R_PASS,
+		       slow_here(w) ? ui->g.warn : ui->g.ok);
+		y = para(ui, y, 6, width - 4, maxy, R_NORMAL, s);
+	}
+	free(s);
 	y++;
 	if (w->plan_note && y < maxy)
 		y = para(ui, y, 2, width, maxy, R_WARN, w->plan_note);
@@ -532,18 +483,13 @@ doctor_details(struct ui *ui, struct wizard *w)
 
 	load_welcome(ui, w);
 	if (!w->hc_full) {
-		struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
-
 		/* the whole check, KVM boot trial included: keys wait meanwhile */
-		o.profiles = ui_profiles(ui);
 		ui_msg(ui, false, "checking this machine (a few seconds)...");
 		erase();
 		wizard_draw_now(ui);
 		loop_mod_fd(ui->loop, 0, 0);
 		hostcheck_release(&w->hc);
-		memset(&w->hc, 0, sizeof(w->hc));
-		if (hostcheck_run(ui->loop, &o, &w->hc) != OK)
-			error_clear();
+		inventory_host(ui->loop, ui_profiles(ui), true, &w->hc);
 		loop_mod_fd(ui->loop, 0, POLLIN);
 		w->hc_full = true;
 		free(ui->message);
@@ -611,7 +557,8 @@ draw_kernel(struct ui *ui, struct wizard *w, int y0, int body_h)
 	size_t n;
 	char *cfgs = strvec_join(&w->plan.configs, ", ");
 
-	load_kernels(ui, w);
+	if (!w->kl_done)
+		ask(ui, w);
 	n = kernel_rows(w);
 	ui_putf(ui, y0, 2, ui->cols - 4, R_DIM, "The kernel the guest boots; checked for %s.",
 		cfgs);
@@ -668,19 +615,6 @@ draw_kernel(struct ui *ui, struct wizard *w, int y0, int body_h)
 		ui_put(ui, y0 + body_h - 2, 2, ui->cols - 4, R_FAIL, w->kl_error);
 	hint(ui, y0, body_h,
 	     "Enter picks it. A tree is built with a config fstests can run (fswb kernel build).");
-}
-
-static void
-set_kernel_spec(struct wizard *w, const char *arg)
-{
-	free(w->plan.kernel.spec);
-	w->plan.kernel.spec = xstrdup(arg);
-	if (path_is_dir(arg))
-		w->plan.kernel.kind = KERNEL_TREE;
-	else if (path_exists(arg))
-		w->plan.kernel.kind = KERNEL_IMAGE;
-	else
-		w->plan.kernel.kind = KERNEL_INSTALLED;
 }
 
 static bool
@@ -794,7 +728,8 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 	int y = y0 + 1, maxy = y0 + body_h - 1;
 	char mem[32];
 
-	load_probes(w);
+	if (!w->probes)
+		ask(ui, w);
 	for (size_t i = 0; i < w->nbackends && y < maxy; i++) {
 		const struct backend_ops *ops = backend_find(w->backends[i]);
 		const struct backend_probe *pr = &w->probes[i];
@@ -930,7 +865,8 @@ draw_tests(struct ui *ui, struct wizard *w, int y0, int body_h)
 	size_t n;
 	int y;
 
-	load_catalogue(w);
+	if (!w->cat_done || !w->hist_done)
+		ask(ui, w);
 	if (w->tests_mode) {
 		draw_pick(ui, w, y0, body_h);
 		return;
@@ -944,11 +880,16 @@ draw_tests(struct ui *ui, struct wizard *w, int y0, int body_h)
 
 		if (ch[i].kind == TC_PRESET) {
 			const struct test_set *s = profiles_set(prof, ch[i].name);
+			struct est_total t;
+			char est[32];
+
 			size_t cnt = count_tests(ui, w, ch[i].name, NULL);
 
+			estimate_here(ui, w, ch[i].name, slow_here(w), &t);
 			strbuf_adds(&a, ch[i].name);
 			if (cnt)
-				strbuf_addf(&b, "%zu tests: ", cnt);
+				strbuf_addf(&b, "%zu tests, %s: ", cnt,
+					    format_eta(t.seconds, est, sizeof(est)));
 			strbuf_addf(&b, "%s", s ? s->description : "");
 			chosen = w->plan.tests.preset && !strcmp(w->plan.tests.preset, ch[i].name);
 		} else if (ch[i].kind == TC_GROUP) {
@@ -1012,10 +953,10 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	char *cfgs = strvec_join(&w->plan.configs, ", ");
 	char mem[32], est[32];
 	const char *kernel;
-	double secs;
+	struct est_total total;
 
-	load_welcome(ui, w);
-	load_catalogue(w);
+	if (!welcome_known(w) || !w->cat_done || !w->hist_done)
+		ask(ui, w);
 	kernel = w->plan.kernel.kind == KERNEL_AUTO ? "automatic (the tree here, else installed)"
 		 : w->plan.kernel.spec		    ? w->plan.kernel.spec
 						    : "the installed one";
@@ -1049,19 +990,19 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 		strbuf_addf(&sb, "   (%zu test%s)", w->ntests, w->ntests == 1 ? "" : "s");
 	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "tests       %s", sb.buf);
 	strbuf_reset(&sb);
-	load_history(w);
-	secs = estimate_run(w->ntests ? w->ntests : 12, w->plan.configs.n, slow_here(w),
-			    w->hist_per_test);
-	if (w->hist_runs)
-		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL,
-			"estimate    %s (from your last %zu run%s)",
-			format_eta(secs, est, sizeof(est)), w->hist_runs,
-			w->hist_runs == 1 ? "" : "s");
-	else
-		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL,
-			"estimate    %s (%s%s tests; no runs to go by yet)",
-			format_eta(secs, est, sizeof(est)), w->ntests ? "" : "about ",
-			w->ntests ? "from the count of" : "12");
+	estimate_here(ui, w, w->plan.tests.preset, slow_here(w), &total);
+	if (total.ntests) {
+		est_total_basis(&total, &w->est, &sb);
+		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "estimate    %s (%s)",
+			format_eta(total.seconds, est, sizeof(est)), sb.buf);
+	} else if (w->have_cat) {
+		ui_put(ui, y++, 2, ui->cols - 4, R_WARN,
+		       "estimate    none: this choice selects no test for these configurations");
+	} else {
+		ui_put(ui, y++, 2, ui->cols - 4, R_NORMAL,
+		       "estimate    known once fswb has the fstests tree (the appliance's)");
+	}
+	strbuf_reset(&sb);
 	y++;
 	ui_put(ui, y++, 2, ui->cols - 4, R_NORMAL, "The same run from a shell:");
 	plan_cmdline(&w->plan, &sb);
@@ -1149,6 +1090,8 @@ go(struct ui *ui, struct wizard *w, enum step s)
 {
 	w->step = s;
 	w->tests_mode = 0;
+	if (s == S_REVIEW)
+		w->hist_done = false; /* the configurations may have changed */
 	if (s == S_TESTS && w->plan.tests.preset) {
 		struct test_choice ch[16];
 		size_t n = test_choices(ui, ch, ARRAY_SIZE(ch));
@@ -1170,8 +1113,8 @@ apply_prompt(struct ui *ui, struct wizard *w)
 
 	switch (w->prompt) {
 	case P_KERNEL_PATH:
-		if (*t)
-			set_kernel_spec(w, t);
+		if (*t && plan_kernel_set(&w->plan.kernel, t) != OK)
+			ui_msg(ui, true, "%s", error_msg());
 		break;
 	case P_CPUS:
 		n = strtoul(t, &end, 10);
@@ -1208,53 +1151,6 @@ apply_prompt(struct ui *ui, struct wizard *w)
 	w->prompt = P_NONE;
 }
 
-/* Editing keys of the one-line prompt; true when the key was one. */
-static bool
-edit_key(struct wizard *w, int key)
-{
-	char buf[8];
-	int n;
-
-	switch (key) {
-	case K_BS:
-		lineedit_key(&w->le, LE_BACKSPACE);
-		return true;
-	case K_DEL:
-		lineedit_key(&w->le, LE_DELETE);
-		return true;
-	case K_LEFT:
-		lineedit_key(&w->le, LE_LEFT);
-		return true;
-	case K_RIGHT:
-		lineedit_key(&w->le, LE_RIGHT);
-		return true;
-	case K_HOME:
-	case K_CTRL('a'):
-		lineedit_key(&w->le, LE_HOME);
-		return true;
-	case K_END:
-	case K_CTRL('e'):
-		lineedit_key(&w->le, LE_END);
-		return true;
-	case K_CTRL('u'):
-		lineedit_key(&w->le, LE_KILL_LINE);
-		return true;
-	case K_CTRL('w'):
-		lineedit_key(&w->le, LE_KILL_WORD);
-		return true;
-	case K_CTRL('k'):
-		lineedit_key(&w->le, LE_KILL_TO_END);
-		return true;
-	default:
-		if (key < ' ' || key >= 0x110000 || key == 127)
-			return false;
-		n = wctomb(buf, (wchar_t)key);
-		if (n > 0)
-			lineedit_insert(&w->le, buf, (size_t)n);
-		return true;
-	}
-}
-
 static enum reaction
 pick_key(struct ui *ui, struct wizard *w, int key)
 {
@@ -1286,7 +1182,7 @@ pick_key(struct ui *ui, struct wizard *w, int key)
 		listpos_move(&w->lp_pick, mv, w->npick, (size_t)w->list_h);
 		return REACT_REDRAW;
 	}
-	if (edit_key(w, key)) {
+	if (prompt_edit_key(&w->le, key)) {
 		w->lp_pick.sel = w->lp_pick.top = 0;
 		refilter(ui_profiles(ui), w);
 	}
@@ -1304,7 +1200,7 @@ start(struct ui *ui, struct wizard *w)
 		ui_msg(ui, true, "%s", ui->profiles_error);
 		return;
 	}
-	if (plan_validate(&w->plan, prof, backend_names()) != OK) {
+	if (plan_check(&w->plan, prof) != OK) {
 		ui_msg(ui, true, "%s", error_msg());
 		return;
 	}
@@ -1338,7 +1234,7 @@ wizard_key(struct ui *ui, struct view *v, int key)
 		else if (key == K_ESC)
 			w->prompt = P_NONE;
 		else
-			edit_key(w, key);
+			prompt_edit_key(&w->le, key);
 		return REACT_REDRAW;
 	}
 	if (w->step == S_TESTS && w->tests_mode)
@@ -1362,7 +1258,7 @@ wizard_key(struct ui *ui, struct view *v, int key)
 		return REACT_REDRAW;
 	}
 	if (key == '?') {
-		ui_open_docs(ui, step_docs[w->step]);
+		ui_want_docs(ui, step_docs[w->step]);
 		return REACT_REDRAW;
 	}
 	switch (w->step) {
@@ -1520,6 +1416,10 @@ wizard_free(struct view *v)
 {
 	struct wizard *w = v->priv;
 
+	if (w->ask_timer) {
+		loop_del_timer(w->ui->loop, w->ask_timer);
+		w->ui->pending--;
+	}
 	plan_release(&w->plan);
 	free(w->plan_note);
 	if (w->hc_done)
@@ -1538,6 +1438,7 @@ wizard_free(struct view *v)
 	free(w->pick);
 	lineedit_release(&w->le);
 	strvec_clear(&w->selection);
+	estimator_release(&w->est);
 	free(w);
 }
 
@@ -1555,6 +1456,7 @@ wizard_open(struct ui *ui)
 {
 	struct wizard *w = xcalloc(1, sizeof(*w));
 
+	w->ui = ui;
 	load_plan(ui, w);
 	if (ui_profiles(ui) && w->plan.configs.n) {
 		const struct profiles *prof = ui_profiles(ui);
@@ -1565,6 +1467,7 @@ wizard_open(struct ui *ui)
 	}
 	lineedit_init(&w->le, "");
 	strvec_init(&w->selection);
+	estimator_init(&w->est, false);
 	w->lp_kernel.sel = 0;
 	ui_push(ui, &wizard_ops, w);
 }

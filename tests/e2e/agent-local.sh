@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The real guest agent (src/rootfs/agent/fswb-agent --stdio) on this host,
+# The real guest agent (src/agent/fswb-agent --stdio) on this host,
 # as root, with the real mini-fstests (tests/fixtures/mini-fstests) on loop
 # devices, driven by a host side written here in bash after the protocol in
-# src/backends/agent_proto.h: HELLO and READY, the job as FILEs, RUN (the
+# src/agent/agent_proto.h: HELLO and READY, the job as FILEs, RUN (the
 # agent makes the test filesystem, runs check, streams its output, sends
 # the results and check's exit status), RERUN of one test, POWEROFF, and the
 # host closing the channel in the middle of a test. Under dash, busybox sh
 # and bash. The dangerous tests are never selected.
 . "$(dirname "$0")/../lib.sh"
 
-AGENT=$SRCDIR/src/rootfs/agent/fswb-agent
+AGENT=$SRCDIR/src/agent/fswb-agent
 MINI=$SRCDIR/tests/fixtures/mini-fstests
 # the agent sets FSWB_GUEST=1 for check; nothing here selects a test that
 # looks at it

@@ -141,7 +141,7 @@ ls_agent=$(debugfs -R "stat /usr/local/sbin/fswb-agent" "$img" 2>/dev/null)
 check "fswb-agent is installed, mode 0755" grep -q "Mode:  0755" <<<"$ls_agent"
 check "fswb-agent belongs to root" grep -qE "User: +0 +Group: +0" <<<"$ls_agent"
 check "fswb-agent is the one in the tree" \
-	cmp <(debugfs -R "cat /usr/local/sbin/fswb-agent" "$img" 2>/dev/null) "$SRCDIR/src/rootfs/agent/fswb-agent"
+	cmp <(debugfs -R "cat /usr/local/sbin/fswb-agent" "$img" 2>/dev/null) "$SRCDIR/src/agent/fswb-agent"
 check "fswb-init is installed, mode 0755" \
 	grep -q "Mode:  0755" <(debugfs -R "stat /usr/local/sbin/fswb-init" "$img" 2>/dev/null)
 passwd=$(debugfs -R "cat /etc/passwd" "$img" 2>/dev/null)

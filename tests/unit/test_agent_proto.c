@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The agent protocol: the host's framing (reader, builders, job.env as
- * real shells read it), and the real agent (src/rootfs/agent/fswb-agent,
+ * real shells read it), and the real agent (src/agent/fswb-agent,
  * --stdio) under dash, bash and busybox sh, driven through the reader and
  * the builders, with a stand-in for fstests' check in a scratch directory.
  * (The agent with the real mini-fstests on loop devices, as root, is
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backends/agent_proto.h"
+#include "agent/agent_proto.h"
 #include "core/loop.h"
 #include "core/paths.h"
 #include "core/spawn.h"
@@ -1086,7 +1086,7 @@ send_raw(struct conn *c, const char *s, size_t len)
 static void
 conn_start(struct conn *c, const struct shell *sh, const char *tag)
 {
-	char *agent = test_path("src/rootfs/agent/fswb-agent");
+	char *agent = test_path("src/agent/fswb-agent");
 	char *errlog = test_tmp(tag);
 	struct strvec argv = STRVEC_INIT;
 	struct spawn_opts o = SPAWN_OPTS_INIT;

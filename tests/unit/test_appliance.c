@@ -425,15 +425,15 @@ test_agent_dir(void **state)
 	setenv("FSWB_DATADIR", data, 1);
 	assert_null(rootfs_agent_dir());
 	{
-		char *a = path_join(data, "src/rootfs/agent/fswb-agent");
-		char *b = path_join(data, "src/rootfs/agent/fswb-init");
+		char *a = path_join(data, "src/agent/fswb-agent");
+		char *b = path_join(data, "src/agent/fswb-init");
 
 		test_write(a, "#!/bin/sh\n");
 		assert_null(rootfs_agent_dir()); /* both or nothing */
 		test_write(b, "#!/bin/sh\n");
 		dir = rootfs_agent_dir();
 		assert_non_null(dir);
-		assert_true(str_endswith(dir, "/src/rootfs/agent"));
+		assert_true(str_endswith(dir, "/src/agent"));
 		free(dir);
 		free(a);
 		free(b);

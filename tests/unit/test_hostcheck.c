@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "backends/hostcheck.h"
+#include "run/hostcheck.h"
 #include "core/loop.h"
 #include "core/paths.h"
 #include "core/profile.h"
@@ -58,7 +58,7 @@ script(const char *path, const char *body)
 static void
 link_real(const char *bindir, const char *prog)
 {
-	char *real = hostcheck_find(prog, "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", NULL);
+	char *real = path_which(prog, "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", NULL);
 	char *dst = path_join(bindir, prog);
 
 	if (!real)
@@ -167,13 +167,13 @@ test_find(void **state)
 	test_write(r, "not executable\n");
 	assert_int_equal(mkdir_p(d, 0755), OK);
 
-	found = hostcheck_find("tool", path, NULL);
+	found = path_which("tool", path, NULL);
 	assert_string_equal(found, p);
 	free(found);
-	assert_null(hostcheck_find("plain", path, NULL));
-	assert_null(hostcheck_find("dir", path, NULL));
-	assert_null(hostcheck_find("stool", path, NULL));
-	found = hostcheck_find("stool", path, sbin);
+	assert_null(path_which("plain", path, NULL));
+	assert_null(path_which("dir", path, NULL));
+	assert_null(path_which("stool", path, NULL));
+	found = path_which("stool", path, sbin);
 	assert_string_equal(found, q);
 	free(found);
 	free(bin);
@@ -223,22 +223,22 @@ test_kvm_device(void **state)
 	char *none = test_tmp("kvm/none"), *file = test_tmp("kvm/file");
 	char *why = NULL;
 
-	assert_int_equal(hostcheck_kvm_device(none, &why), HC_KVM_NODEV);
+	assert_int_equal(kvm_try_device(none, &why), KVM_TRY_NODEV);
 	assert_non_null(strstr(why, none));
 	free(why);
 
 	test_write(file, "not a device\n");
-	assert_int_equal(hostcheck_kvm_device(file, &why), HC_KVM_BROKEN);
+	assert_int_equal(kvm_try_device(file, &why), KVM_TRY_BROKEN);
 	assert_non_null(strstr(why, "not a KVM device"));
 	free(why);
 
 	/* a character device that is not KVM */
-	assert_int_equal(hostcheck_kvm_device("/dev/null", &why), HC_KVM_BROKEN);
+	assert_int_equal(kvm_try_device("/dev/null", &why), KVM_TRY_BROKEN);
 	free(why);
 
 	if (geteuid() != 0) {
 		assert_int_equal(chmod(file, 0), 0);
-		assert_int_equal(hostcheck_kvm_device(file, &why), HC_KVM_NOPERM);
+		assert_int_equal(kvm_try_device(file, &why), KVM_TRY_NOPERM);
 		assert_non_null(strstr(why, "'kvm' group"));
 		free(why);
 	}
@@ -255,14 +255,14 @@ test_kvm_boot(void **state)
 	/* the banner comes: KVM works (and the trial does not wait for the exit) */
 	script(q, "echo 'Linux version 9.9.9 (x@y) #1'\nsleep 30\n");
 	t0 = loop_now_ms();
-	assert_int_equal(hostcheck_kvm_boot(loop, q, "/boot/k", 5000, &why), HC_KVM_OK);
+	assert_int_equal(kvm_try_boot(loop, q, "/boot/k", 5000, &why), KVM_TRY_OK);
 	assert_true(loop_now_ms() - t0 < 4000);
 	assert_null(why);
 
 	/* silence until the limit: nested virtualisation that never runs a guest */
 	script(q, "sleep 30\n");
 	t0 = loop_now_ms();
-	assert_int_equal(hostcheck_kvm_boot(loop, q, "/boot/k", 300, &why), HC_KVM_NOBOOT);
+	assert_int_equal(kvm_try_boot(loop, q, "/boot/k", 300, &why), KVM_TRY_NOBOOT);
 	assert_true(loop_now_ms() - t0 < 3000);
 	assert_non_null(strstr(why, "nested virtualisation"));
 	free(why);
@@ -270,19 +270,19 @@ test_kvm_boot(void **state)
 	/* QEMU says why it cannot */
 	script(q, "echo 'Could not access KVM kernel module: Permission denied' >&2\n"
 		  "echo 'qemu-system-x86_64: failed to initialize kvm' >&2\nexit 1\n");
-	assert_int_equal(hostcheck_kvm_boot(loop, q, "/boot/k", 3000, &why), HC_KVM_NOBOOT);
+	assert_int_equal(kvm_try_boot(loop, q, "/boot/k", 3000, &why), KVM_TRY_NOBOOT);
 	assert_non_null(strstr(why, "Could not access KVM kernel module"));
 	free(why);
 
 	/* a kernel QEMU cannot load says nothing about KVM */
 	script(q, "echo 'qemu: could not load kernel /boot/k: Permission denied' >&2\nexit 1\n");
-	assert_int_equal(hostcheck_kvm_boot(loop, q, "/boot/k", 3000, &why), HC_KVM_UNTRIED);
+	assert_int_equal(kvm_try_boot(loop, q, "/boot/k", 3000, &why), KVM_TRY_UNTRIED);
 	assert_non_null(strstr(why, "/boot/k"));
 	free(why);
 
 	/* no such program */
-	assert_int_equal(hostcheck_kvm_boot(loop, "/nonexistent/qemu", "/boot/k", 3000, &why),
-			 HC_KVM_UNTRIED);
+	assert_int_equal(kvm_try_boot(loop, "/nonexistent/qemu", "/boot/k", 3000, &why),
+			 KVM_TRY_UNTRIED);
 	free(why);
 	free(q);
 }
@@ -574,7 +574,7 @@ test_run_without_qemu(void **state)
 	assert_int_equal(f->state, HC_MISSING);
 
 	f = finding(&hc, "KVM");
-	assert_int_equal(hc.kvm, HC_KVM_NODEV);
+	assert_int_equal(hc.kvm, KVM_TRY_NODEV);
 	assert_int_equal(f->state, HC_WARN);
 	assert_false(f->required);
 	assert_non_null(strstr(f->detail, "no KVM: guests run under emulation (TCG)"));
@@ -649,7 +649,7 @@ test_run_with_qemu(void **state)
 	/* ready exactly when nothing required is missing; qemu is not what is missing */
 	if (!hc.ready)
 		assert_int_equal(finding(&hc, "qemu-system-x86_64")->state, HC_OK);
-	assert_int_equal(hc.kvm, HC_KVM_NODEV);
+	assert_int_equal(hc.kvm, KVM_TRY_NODEV);
 	assert_int_equal(hc.slow, hc.ready);
 
 	f = finding(&hc, "libvirt socket");

@@ -322,12 +322,12 @@ test_tree_check(void **state)
 	char *fake = test_path("tests/fixtures/kbuild/fake-tree");
 	char *tree;
 
-	assert_int_equal(kbuild_tree_check(dir, NULL), ERR_NOTFOUND);
+	assert_int_equal(kernel_tree_check(dir, NULL), ERR_NOTFOUND);
 	assert_non_null(strstr(error_msg(), "does not exist"));
 	p = path_join(dir, "Makefile");
 	test_write(p, "all:\n\techo hi\n");
 	free(p);
-	assert_int_equal(kbuild_tree_check(dir, &version), ERR_INVALID);
+	assert_int_equal(kernel_tree_check(dir, &version), ERR_INVALID);
 	assert_null(version);
 	assert_non_null(strstr(error_msg(),
 			       "is not a kernel tree (its Makefile has no VERSION "
@@ -338,22 +338,22 @@ test_tree_check(void **state)
 	p = path_join(dir, "arch/x86/Kconfig");
 	test_write(p, "\n");
 	free(p);
-	assert_int_equal(kbuild_tree_check(dir, NULL), ERR_INVALID);
+	assert_int_equal(kernel_tree_check(dir, NULL), ERR_INVALID);
 	assert_non_null(strstr(error_msg(), "(no Kconfig)"));
 	assert_false(kernel_is_tree(dir));
 	p = path_join(dir, "Kconfig");
 	test_write(p, "\n");
 	free(p);
-	assert_int_equal(kbuild_tree_check(dir, &version), OK);
+	assert_int_equal(kernel_tree_check(dir, &version), OK);
 	assert_string_equal(version, "6.2.0-rc3");
 	free(version);
 	assert_true(kernel_is_tree(dir));
-	assert_int_equal(kbuild_tree_check(fake, &version), OK);
+	assert_int_equal(kernel_tree_check(fake, &version), OK);
 	assert_string_equal(version, "9.9.0-fake");
 	free(version);
 	tree = linux_tree();
 	if (tree) {
-		assert_int_equal(kbuild_tree_check(tree, &version), OK);
+		assert_int_equal(kernel_tree_check(tree, &version), OK);
 		assert_true(str_startswith(version, "6.1."));
 		free(version);
 	}
@@ -571,7 +571,7 @@ test_image_decompress_config(void **state)
 	write_bytes(blobp, blob.buf, blob.len);
 
 	for (size_t t = 0; t < ARRAY_SIZE(tools); t++) {
-		if (!kbuild_have_program(tools[t])) {
+		if (!path_has_program(tools[t])) {
 			print_message("# %s is not installed: not tried\n", tools[t]);
 			continue;
 		}

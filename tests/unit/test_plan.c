@@ -8,6 +8,7 @@
 #include "core/paths.h"
 #include "core/plan.h"
 #include "core/profile.h"
+#include "run/plan_check.h"
 
 static struct profiles prof;
 static const char *const backends[] = { "qemu", NULL };
@@ -206,14 +207,18 @@ test_bad_json(void **state)
 }
 
 static void
-expect_invalid(struct plan *p, const char *expect)
+expect_rc(enum status rc, const char *expect)
 {
-	enum status rc = plan_validate(p, &prof, backends);
-
 	if (rc == OK)
 		fail_msg("plan accepted, expected '%s'", expect);
 	if (!strstr(error_msg(), expect))
 		fail_msg("message '%s' lacks '%s'", error_msg(), expect);
+}
+
+static void
+expect_invalid(struct plan *p, const char *expect)
+{
+	expect_rc(plan_validate(p, &prof, backends), expect);
 }
 
 static void
@@ -256,17 +261,6 @@ test_validate(void **state)
 	strvec_push(&p.tests.tests, "*/001");
 	strvec_push(&p.tests.tests, "generic/00?");
 	assert_int_equal(plan_validate(&p, &prof, backends), OK);
-	strvec_clear(&p.tests.tests);
-	strvec_push(&p.tests.tests, "generic/0*");
-	strvec_push(&p.tests.tests, "xfs/001");
-	expect_invalid(&p, "tests.tests[1]: 'xfs/001' is a test for xfs, and no chosen "
-			   "configuration is xfs (check would run it anyway, and it would "
-			   "fail); add one, e.g. -c xfs/4k, or leave the test out");
-	strvec_push(&p.configs, "xfs/1k");
-	assert_int_equal(plan_validate(&p, &prof, backends), OK);
-	strvec_push(&p.tests.tests, "overlay/001");
-	expect_invalid(&p, "tests.tests[2]: 'overlay/001' is a test for overlay, and fswb has "
-			   "no configuration for overlay");
 	strvec_clear(&p.tests.tests);
 	strvec_clear(&p.configs);
 	strvec_push(&p.configs, "ext4/4k");
@@ -322,6 +316,62 @@ test_backend_opts(void **state)
 	plan_release(&p);
 }
 
+/* plan_check(): each named test is for a chosen configuration's filesystem. */
+static void
+test_test_dirs(void **state)
+{
+	struct plan p;
+
+	(void)state;
+	plan_init(&p);
+	plan_defaults(&p); /* ext4/4k */
+	free(p.tests.preset);
+	p.tests.preset = NULL;
+	strvec_push(&p.tests.tests, "generic/0*");
+	if (plan_check(&p, &prof) != OK)
+		fail_msg("%s", error_msg());
+	strvec_push(&p.tests.tests, "xfs/001");
+	expect_rc(plan_check(&p, &prof),
+		  "tests.tests[1]: 'xfs/001' is a test for xfs, and no chosen "
+		  "configuration is xfs (check would run it anyway, and it would "
+		  "fail); add one, e.g. -c xfs/4k, or leave the test out");
+	strvec_push(&p.configs, "xfs/1k");
+	assert_int_equal(plan_check(&p, &prof), OK);
+	strvec_push(&p.tests.tests, "overlay/001");
+	expect_rc(plan_check(&p, &prof),
+		  "tests.tests[2]: 'overlay/001' is a test for overlay, and fswb has "
+		  "no configuration for overlay");
+	/* plan_validate() comes first */
+	free(p.backend);
+	p.backend = xstrdup("qemuu");
+	expect_rc(plan_check(&p, &prof), "backend.name: unknown 'qemuu'");
+	plan_release(&p);
+}
+
+static void
+test_kernel_set(void **state)
+{
+	struct plan p;
+	char *tree = test_path("tests"), *file = test_path("Makefile");
+
+	(void)state;
+	plan_init(&p);
+	assert_int_equal(plan_kernel_set(&p.kernel, tree), OK);
+	assert_int_equal(p.kernel.kind, KERNEL_TREE);
+	assert_int_equal(plan_kernel_set(&p.kernel, file), OK);
+	assert_int_equal(p.kernel.kind, KERNEL_IMAGE);
+	assert_string_equal(p.kernel.spec, file);
+	assert_int_equal(plan_kernel_set(&p.kernel, "6.1.0-13-amd64"), OK);
+	assert_int_equal(p.kernel.kind, KERNEL_INSTALLED);
+	assert_int_equal(plan_kernel_set(&p.kernel, "/nonexistent/bzImage"), ERR_NOTFOUND);
+	assert_non_null(strstr(error_msg(), "'/nonexistent/bzImage' does not exist"));
+	assert_string_equal(p.kernel.spec, "6.1.0-13-amd64");
+	error_clear();
+	plan_release(&p);
+	free(tree);
+	free(file);
+}
+
 int
 main(void)
 {
@@ -329,7 +379,8 @@ main(void)
 		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_save_load),    cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_bad_json),     cmocka_unit_test(test_validate),
-		cmocka_unit_test(test_backend_opts),
+		cmocka_unit_test(test_backend_opts), cmocka_unit_test(test_kernel_set),
+		cmocka_unit_test(test_test_dirs),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, setup, teardown);

@@ -739,8 +739,8 @@ test_run_json(void **state)
 					      "{\"test\": \"g/2\", \"status\": \"passed\"}]}]}",
 					      "x.json", &back),
 			 ERR_INVALID);
-	assert_non_null(strstr(error_msg(), "x.json: sections[0].tests[1].status: unknown status "
-					    "'passed'"));
+	assert_non_null(strstr(error_msg(), "x.json: field 'sections[0].tests[1].status': unknown "
+					    "status 'passed'"));
 	assert_int_equal(run_record_from_json("{\"version\": 1, \"sections\": [{\"tests\": "
 					      "[{\"test\": \"g/1\", \"status\": \"pass\", "
 					      "\"seconds\": \"3\"}]}]}",
@@ -748,7 +748,7 @@ test_run_json(void **state)
 			 ERR_INVALID);
 	assert_non_null(strstr(error_msg(), "sections[0].tests[0].seconds"));
 	assert_int_equal(run_record_from_json("{\"version\": 1}", "x.json", &back), ERR_INVALID);
-	assert_non_null(strstr(error_msg(), "sections: must be a list"));
+	assert_non_null(strstr(error_msg(), "field 'sections': must be a list"));
 	free(path);
 	free(dir);
 }

@@ -4,8 +4,8 @@
  * their anchors, wrapping at 40 and 80 columns, lists with hanging
  * indents, code blocks never wrapped, links numbered and collected, HTML
  * comments dropped, tables, inline styles, ASCII mode. Over the real pages
- * of docs/getting-started and small snippets. The module is compiled in
- * here (src/ui is not part of libfswb.a).
+ * of docs/getting-started and small snippets. The module comes
+ * from libfswb.a (src/view).
  */
 #include "testlib.h"
 
@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "core/paths.h"
-#include "ui/markdown.c"
-#include "ui/text.c"
+#include "view/markdown.h"
+#include "view/text.h"
 
 static const char *const pages[] = {
 	"README.md",	      "what-is-fstests.md",  "first-run.md",

@@ -2,8 +2,8 @@
 /*
  * The TUI's pure text and layout logic: UTF-8 widths and fitting, word
  * wrapping, the line editor, scrolling lists, pane layout, the key bar,
- * the progress bar. The modules are compiled in here (the unit tests link
- * libfswb.a only, and src/ui is not part of it).
+ * the progress bar. The modules come from libfswb.a
+ * (src/view).
  */
 #include "testlib.h"
 
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ui/layout.c"
-#include "ui/text.c"
+#include "view/layout.h"
+#include "view/text.h"
 
 static void
 fit(const char *s, int w, bool ascii, bool ell, const char *want, int want_cols)

@@ -533,6 +533,61 @@ test_closest_match(void **state)
 	assert_null(closest_match("ext4", fs, 0));
 }
 
+static void
+collect_line(void *data, char *line, size_t len, bool cut)
+{
+	strbuf_addf(data, "%s%.*s|", cut ? "CUT:" : "", (int)len, line);
+}
+
+static void
+test_line_asm(void **state)
+{
+	struct strbuf got = STRBUF_INIT;
+	struct line_asm la;
+
+	(void)state;
+	line_asm_init(&la, 4, false);
+	/* bytes in any chunks: a line of exactly 4 is whole, a longer one cut at once */
+	line_asm_feed(&la, "ab", 2, collect_line, &got);
+	line_asm_feed(&la, "cd\nabcde", 8, collect_line, &got);
+	assert_string_equal(got.buf, "abcd|CUT:abcd|");
+	line_asm_feed(&la, "fgh\nx\r\ny", 9, collect_line, &got);
+	line_asm_finish(&la, collect_line, &got);
+	assert_string_equal(got.buf, "abcd|CUT:abcd|x\r|y|");
+	line_asm_release(&la);
+
+	strbuf_reset(&got);
+	line_asm_init(&la, 100, true);
+	line_asm_feed(&la, "10%\r20%\rdone\n", 14, collect_line, &got);
+	line_asm_feed(&la, "half", 4, collect_line, &got);
+	line_asm_reset(&la);
+	line_asm_finish(&la, collect_line, &got);
+	assert_string_equal(got.buf, "10%|20%|done|");
+	line_asm_release(&la);
+	strbuf_release(&got);
+}
+
+static void
+test_os_release(void **state)
+{
+	const char *text = "NAME=\"Debian GNU/Linux\"\nID=debian\nVERSION_CODENAME=bookworm\n"
+			   "PRETTY_NAME='Debian 12'\n";
+	char *v;
+
+	(void)state;
+	v = os_release_value(text, "ID");
+	assert_string_equal(v, "debian");
+	free(v);
+	v = os_release_value(text, "PRETTY_NAME");
+	assert_string_equal(v, "Debian 12");
+	free(v);
+	v = os_release_value(text, "NAME");
+	assert_string_equal(v, "Debian GNU/Linux");
+	free(v);
+	assert_null(os_release_value(text, "VERSION_ID"));
+	assert_null(os_release_value(text, "VERSION"));
+}
+
 int
 main(void)
 {
@@ -550,6 +605,8 @@ main(void)
 		cmocka_unit_test(test_sq_quote_round_trip),
 		cmocka_unit_test(test_edit_distance),
 		cmocka_unit_test(test_closest_match),
+		cmocka_unit_test(test_line_asm),
+		cmocka_unit_test(test_os_release),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);

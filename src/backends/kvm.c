@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Trying KVM: see kvm.h.
+ */
+#include "backends/kvm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "core/spawn.h"
+#include "core/util.h"
+
+#define OUTPUT_MAX	 (64u << 10)
+#define KVM_BOOT_MS	 6000
+#define KVM_API_VERSION_ 12
+
+enum kvm_try
+kvm_try_device(const char *dev, char **why)
+{
+	const char *path = dev ? dev : "/dev/kvm";
+	char *msg = NULL;
+	enum kvm_try r = KVM_TRY_OK;
+	int fd, v, vm;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == ENOENT || e == ENODEV || e == ENXIO) {
+			r = KVM_TRY_NODEV;
+			msg = xasprintf("there is no %s (no hardware virtualisation, or the kvm "
+					"module is not loaded)",
+					path);
+		} else if (e == EACCES || e == EPERM) {
+			r = KVM_TRY_NOPERM;
+			msg = xasprintf("%s exists but this user may not open it (not in the "
+					"'kvm' group)",
+					path);
+		} else {
+			r = KVM_TRY_BROKEN;
+			msg = xasprintf("%s cannot be opened: %s", path, strerror(e));
+		}
+		goto out;
+	}
+	v = ioctl(fd, KVM_GET_API_VERSION, 0);
+	if (v != KVM_API_VERSION_) {
+		r = KVM_TRY_BROKEN;
+		msg = v < 0 ? xasprintf("%s is not a KVM device (KVM_GET_API_VERSION: %s)", path,
+					strerror(errno))
+			    : xasprintf("%s speaks KVM API version %d, not %d", path, v,
+					KVM_API_VERSION_);
+		goto out;
+	}
+	vm = ioctl(fd, KVM_CREATE_VM, 0);
+	if (vm < 0) {
+		r = KVM_TRY_NOVM;
+		msg = xasprintf("KVM refuses to create a VM (KVM_CREATE_VM: %s): the kvm module "
+				"or nested virtualisation refuses",
+				strerror(errno));
+		goto out;
+	}
+	close(vm);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (why)
+		*why = msg;
+	else
+		free(msg);
+	return r;
+}
+
+enum kvm_try
+kvm_try_boot(struct loop *loop, const char *qemu, const char *kernel, unsigned timeout_ms,
+	     char **why)
+{
+	static const char *const env[] = { "LC_ALL=C", NULL };
+	const char *argv[] = { qemu,
+			       "-accel",
+			       "kvm",
+			       "-cpu",
+			       "host",
+			       "-m",
+			       "256",
+			       "-display",
+			       "none",
+			       "-nodefaults",
+			       "-no-user-config",
+			       "-no-reboot",
+			       "-serial",
+			       "stdio",
+			       "-kernel",
+			       kernel,
+			       "-append",
+			       "console=ttyS0 panic=-1 init=/fswb-kvm-test",
+			       NULL };
+	struct spawn_run run = { .argv = argv,
+				 .env = env,
+				 .err_to_out = true,
+				 .new_pgrp = true,
+				 .max_out = OUTPUT_MAX,
+				 .timeout_ms = (int)(timeout_ms ? timeout_ms : KVM_BOOT_MS),
+				 .until = "Linux version" };
+	struct strbuf out = STRBUF_INIT;
+	bool timed_out = false;
+	enum kvm_try r = KVM_TRY_OK;
+	char *msg = NULL;
+	enum status rc;
+
+	rc = spawn_run_opts(loop, &run, &out, NULL, &timed_out);
+	if (rc != OK) {
+		r = KVM_TRY_UNTRIED;
+		msg = xasprintf("cannot start QEMU to try KVM: %s", error_msg());
+	} else if (!strstr(out.buf, "Linux version")) {
+		char *text = str_trim(out.buf);
+		char *nl = strchr(text, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (strstr(text, "ould not load") || strstr(text, "ould not open")) {
+			r = KVM_TRY_UNTRIED;
+			msg = xasprintf("QEMU cannot load '%s' to try KVM: %.200s", kernel, text);
+		} else if (timed_out || !*text) {
+			r = KVM_TRY_NOBOOT;
+			msg = xasprintf(
+				"KVM accepts a VM, but a guest kernel printed nothing in %u "
+				"s (nested virtualisation is not working on this host)",
+				(timeout_ms ? timeout_ms : KVM_BOOT_MS) / 1000);
+		} else {
+			r = KVM_TRY_NOBOOT;
+			msg = xasprintf("QEMU cannot use KVM: %.200s", text);
+		}
+	}
+	strbuf_release(&out);
+	if (why)
+		*why = msg;
+	else
+		free(msg);
+	return r;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Whether KVM works here, decided by trying: the device's ioctls, then a
+ * real boot of a kernel under KVM (nested virtualisation can accept the
+ * ioctls and never run a guest). The qemu backend and the host checks ask.
+ */
+#ifndef FSWB_BACKENDS_KVM_H
+#define FSWB_BACKENDS_KVM_H
+
+#include "core/loop.h"
+
+enum kvm_try {
+	KVM_TRY_OK,	 /* opens, API 12, creates a VM */
+	KVM_TRY_NODEV,	 /* no such device */
+	KVM_TRY_NOPERM,	 /* EACCES/EPERM: not in the kvm group */
+	KVM_TRY_BROKEN,	 /* opens, but is not a KVM device or has another API version */
+	KVM_TRY_NOVM,	 /* KVM_CREATE_VM fails: the module or nesting refuses */
+	KVM_TRY_NOBOOT,	 /* accepts a VM, but a guest kernel never runs */
+	KVM_TRY_UNTRIED, /* the ioctls work; no guest was tried (no QEMU or kernel) */
+};
+
+/*
+ * Try the KVM device dev (NULL: /dev/kvm) with the ioctls above. *why (may
+ * be NULL) gets a sentence for anything but KVM_TRY_OK (free() it).
+ */
+enum kvm_try kvm_try_device(const char *dev, char **why);
+
+/*
+ * Boot kernel with qemu (-accel kvm, no root filesystem) and wait at most
+ * timeout_ms for the kernel's "Linux version" banner on the serial console.
+ * KVM_TRY_OK when it came, KVM_TRY_NOBOOT with *why when it did not.
+ */
+enum kvm_try kvm_try_boot(struct loop *loop, const char *qemu, const char *kernel,
+			  unsigned timeout_ms, char **why);
+
+#endif

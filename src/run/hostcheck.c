@@ -1,0 +1,831 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Host checks for `fswb doctor` and the welcome screen: see hostcheck.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "run/hostcheck.h"
+#include "core/paths.h"
+#include "core/spawn.h"
+#include "kbuild/kernel.h"
+#include "rootfs/appliance.h"
+
+#define OS_RELEASE_MAX (64u << 10)
+#define OUTPUT_MAX     (64u << 10)
+#define PROGRAM_MS     5000
+#define SBIN_DEFAULT   "/usr/sbin:/sbin"
+
+static const char *const group_names[HC_NGROUPS] = {
+	[HC_HOST] = "host", [HC_QEMU] = "qemu", [HC_LIBVIRT] = "libvirt",
+	[HC_GCE] = "gce",   [HC_SSH] = "ssh",	[HC_ADB] = "adb",
+};
+
+const char *
+hc_group_name(enum hc_group g)
+{
+	return g < HC_NGROUPS ? group_names[g] : "?";
+}
+
+bool
+hc_group_implemented(enum hc_group g)
+{
+	return g == HC_HOST || g == HC_QEMU;
+}
+
+const char *
+hc_state_str(enum hc_state s)
+{
+	switch (s) {
+	case HC_OK:
+		return "ok";
+	case HC_WARN:
+		return "WARN";
+	case HC_MISSING:
+		return "MISSING";
+	}
+	return "?";
+}
+
+/* ---- distributions ---- */
+
+void
+hc_os_release(struct hc_os *os)
+{
+	free(os->id);
+	free(os->pretty);
+	memset(os, 0, sizeof(*os));
+}
+
+static enum hc_family
+family_of(const char *word)
+{
+	static const char *const debian[] = { "debian", "ubuntu", "linuxmint", "pop", "raspbian" };
+	static const char *const fedora[] = { "fedora", "rhel", "centos", "rocky", "almalinux" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(debian); i++)
+		if (!strcmp(word, debian[i]))
+			return HC_FAMILY_DEBIAN;
+	for (size_t i = 0; i < ARRAY_SIZE(fedora); i++)
+		if (!strcmp(word, fedora[i]))
+			return HC_FAMILY_FEDORA;
+	return HC_FAMILY_UNKNOWN;
+}
+
+enum status
+hostcheck_os(const char *os_release, struct hc_os *out)
+{
+	const char *path = os_release ? os_release : "/etc/os-release";
+	char *text = NULL, *like;
+	enum status rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!path_exists(path))
+		return OK;
+	rc = read_file(path, OS_RELEASE_MAX, &text, NULL);
+	if (rc != OK)
+		return error_prefix(rc, "cannot read '%s'", path);
+	out->id = os_release_value(text, "ID");
+	out->pretty = os_release_value(text, "PRETTY_NAME");
+	if (out->id)
+		out->family = family_of(out->id);
+	like = os_release_value(text, "ID_LIKE");
+	if (out->family == HC_FAMILY_UNKNOWN && like) {
+		struct strvec words = STRVEC_INIT;
+
+		strvec_split(&words, like, " \t");
+		for (size_t i = 0; out->family == HC_FAMILY_UNKNOWN && i < words.n; i++)
+			out->family = family_of(words.v[i]);
+		strvec_clear(&words);
+	}
+	free(like);
+	free(text);
+	return OK;
+}
+
+struct package {
+	const char *prog, *deb, *rpm;
+};
+
+static const struct package packages[] = {
+	{ "qemu-system-x86_64", "qemu-system-x86", "qemu-system-x86" },
+	{ "qemu-system-aarch64", "qemu-system-arm", "qemu-system-aarch64" },
+	{ "qemu-img", "qemu-utils", "qemu-img" },
+	{ "mkfs.ext4", "e2fsprogs", "e2fsprogs" },
+	{ "mkfs.xfs", "xfsprogs", "xfsprogs" },
+	{ "mkfs.btrfs", "btrfs-progs", "btrfs-progs" },
+	{ "mkfs.f2fs", "f2fs-tools", "f2fs-tools" },
+	{ "mmdebstrap", "mmdebstrap", "mmdebstrap" },
+	{ "debootstrap", "debootstrap", "debootstrap" },
+	{ "newuidmap", "uidmap", "shadow-utils" },
+	{ "libvirtd", "libvirt-daemon-system", "libvirt" },
+	{ "ssh", "openssh-client", "openssh-clients" },
+	{ "ssh-keygen", "openssh-client", "openssh-clients" },
+	{ "adb", "adb", "android-tools" },
+	{ "gcloud", "google-cloud-cli", "google-cloud-cli" },
+	{ "kernel", "linux-image-cloud-amd64", "kernel-core" },
+};
+
+const char *
+hostcheck_package(enum hc_family family, const char *prog)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(packages); i++) {
+		if (strcmp(packages[i].prog, prog))
+			continue;
+		return family == HC_FAMILY_FEDORA ? packages[i].rpm : packages[i].deb;
+	}
+	return NULL;
+}
+
+char *
+hostcheck_install_cmd(const struct hc_os *os, const char *prog)
+{
+	const char *pkg = hostcheck_package(os->family, prog);
+
+	if (!pkg)
+		return NULL;
+	if (!strcmp(prog, "kernel") && os->id && !strcmp(os->id, "ubuntu"))
+		pkg = "linux-image-generic";
+	switch (os->family) {
+	case HC_FAMILY_DEBIAN:
+		return xasprintf("sudo apt-get install %s", pkg);
+	case HC_FAMILY_FEDORA:
+		return xasprintf("sudo dnf install %s", pkg);
+	case HC_FAMILY_UNKNOWN:
+		break;
+	}
+	return xasprintf("install %s (Debian's name for it) with your package manager", pkg);
+}
+
+/* ---- the pieces ---- */
+
+char *
+hostcheck_version(const char *text)
+{
+	const char *p = text;
+
+	while (p && *p) {
+		const char *w = p, *d;
+		size_t len = 0;
+
+		if (*w == 'v' || *w == 'V')
+			w++;
+		d = w;
+		while ((d[len] >= '0' && d[len] <= '9') || d[len] == '.')
+			len++;
+		/* a version starts a word, has a dot, and starts and ends with digits */
+		if (len >= 3 && d[0] != '.' && d[len - 1] != '.' && memchr(d, '.', len) &&
+		    (p == text || strchr(" \t\n(,", p[-1])))
+			return xstrndup(d, len);
+		p += strcspn(p, " \t\n(,");
+		p += strspn(p, " \t\n(,");
+	}
+	return NULL;
+}
+
+enum status
+hostcheck_free_space(const char *dir, uint64_t *bytes)
+{
+	char *p = xstrdup(dir);
+	struct statvfs st;
+
+	for (;;) {
+		char *slash;
+
+		if (!statvfs(p, &st))
+			break;
+		if (errno != ENOENT || !strcmp(p, "/") || !(slash = strrchr(p, '/'))) {
+			enum status rc = error(ERR_IO, "cannot see the free space of '%s': %s", dir,
+					       strerror(errno));
+
+			free(p);
+			return rc;
+		}
+		if (slash == p)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	*bytes = (uint64_t)st.f_bavail * (uint64_t)st.f_frsize;
+	free(p);
+	return OK;
+}
+
+void
+hostcheck_socket(const char *path, bool *present, bool *connectable, int *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd;
+
+	*present = *connectable = false;
+	*err = 0;
+	if (stat(path, &st) || !S_ISSOCK(st.st_mode))
+		return;
+	*present = true;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		*err = ENAMETOOLONG;
+		return;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		*err = errno;
+		return;
+	}
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		*connectable = true;
+	else
+		*err = errno;
+	close(fd);
+}
+
+void
+hostcheck_ssh_keys(const char *home, struct strvec *keys)
+{
+	char *dir = path_join(home, ".ssh");
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (d) {
+		while ((de = readdir(d))) {
+			char *p;
+
+			if (!str_startswith(de->d_name, "id_") || str_endswith(de->d_name, ".pub"))
+				continue;
+			p = path_join(dir, de->d_name);
+			if (!path_is_dir(p))
+				strvec_push(keys, p);
+			free(p);
+		}
+		closedir(d);
+	}
+	strvec_sort(keys);
+	free(dir);
+}
+
+char *
+hostcheck_gce_credentials(const char *env_value, const char *home, char **looked)
+{
+	char *path;
+
+	if (env_value && *env_value)
+		path = xstrdup(env_value);
+	else
+		path = path_join(home, ".config/gcloud/application_default_credentials.json");
+	if (looked)
+		*looked = xstrdup(path);
+	if (access(path, R_OK) || path_is_dir(path)) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+size_t
+hostcheck_adb_parse(const char *text, struct strvec *devices)
+{
+	struct strvec lines = STRVEC_INIT;
+	size_t ready = 0;
+
+	strvec_split(&lines, text, "\n");
+	for (size_t i = 0; i < lines.n; i++) {
+		char *line = str_trim(lines.v[i]);
+		char *tab = line + strcspn(line, " \t");
+		char *state;
+
+		if (!*line || *line == '*' || str_startswith(line, "List of devices") || !*tab)
+			continue;
+		*tab++ = '\0';
+		state = str_trim(tab);
+		if (!*state)
+			continue;
+		if (!strcmp(state, "device"))
+			ready++;
+		strvec_pushf(devices, "%s %s", line, state);
+	}
+	strvec_clear(&lines);
+	return ready;
+}
+
+/* ---- all of it ---- */
+
+static struct hc_finding *
+add(struct hostcheck *hc, enum hc_group g, enum hc_state s, bool required, const char *name,
+    char *detail, char *fix)
+{
+	struct hc_finding *f;
+
+	ALLOC_GROW(hc->v, hc->n + 1, hc->alloc);
+	f = &hc->v[hc->n++];
+	f->group = g;
+	f->state = s;
+	f->required = required;
+	f->name = xstrdup(name);
+	f->detail = detail ? detail : xstrdup("");
+	f->fix = fix;
+	return f;
+}
+
+struct ctx {
+	struct loop *loop;
+	const struct hostcheck_opts *o;
+	struct hostcheck *hc;
+	const char *sbin;
+	char *home;
+};
+
+/*
+ * Run argv (stdout and stderr together into *out) for at most the programs'
+ * time limit; *timed_out when it was still running (it is killed then).
+ */
+static enum status
+run_timed(struct ctx *c, const char *const *argv, struct strbuf *out, struct child_exit *ex,
+	  bool *timed_out)
+{
+	static const char *const env[] = { "LC_ALL=C", NULL };
+	struct spawn_run r = { .argv = argv,
+			       .env = env,
+			       .err_to_out = true,
+			       .new_pgrp = true,
+			       .max_out = OUTPUT_MAX,
+			       .timeout_ms =
+				       (int)(c->o->timeout_ms ? c->o->timeout_ms : PROGRAM_MS) };
+
+	return spawn_run_opts(c->loop, &r, out, ex, timed_out);
+}
+
+/* The version a program prints, or NULL. */
+static char *
+program_version(struct ctx *c, const char *path, const char *flag)
+{
+	const char *argv[] = { path, flag, NULL };
+	struct strbuf out = STRBUF_INIT;
+	char *v = NULL;
+
+	if (!c->o->run_programs)
+		return NULL;
+	if (run_timed(c, argv, &out, NULL, NULL) == OK)
+		v = hostcheck_version(out.buf);
+	error_clear();
+	strbuf_release(&out);
+	return v;
+}
+
+/* A program finding: ok with its version (or path), or missing with the install command. */
+static char *
+check_program(struct ctx *c, enum hc_group g, bool required, const char *prog, const char *flag,
+	      const char *why_needed)
+{
+	char *path = path_which(prog, c->o->path, c->sbin);
+
+	if (path) {
+		char *v = flag ? program_version(c, path, flag) : NULL;
+
+		add(c->hc, g, HC_OK, required, prog,
+		    v ? xasprintf("%s (%s)", v, path) : xstrdup(path), NULL);
+		free(v);
+		return path;
+	}
+	add(c->hc, g, HC_MISSING, required, prog,
+	    why_needed ? xasprintf("(%s)", why_needed) : xstrdup("(not installed)"),
+	    hostcheck_install_cmd(&c->hc->os, prog));
+	return NULL;
+}
+
+static void
+check_kernel(struct ctx *c)
+{
+	struct kernel_list l = { 0 };
+	char cwd[4096];
+	const char *here = c->o->cwd;
+
+	if (!here && getcwd(cwd, sizeof(cwd)))
+		here = cwd;
+	if (here && kernel_is_tree(here)) {
+		add(c->hc, HC_HOST, HC_OK, true, "kernel",
+		    xasprintf("the kernel tree in %s (fswb builds it)", here), NULL);
+		return;
+	}
+	if (kernel_list_installed(&l) != OK) {
+		add(c->hc, HC_HOST, HC_MISSING, true, "kernel",
+		    xasprintf("cannot list the installed kernels: %s", error_msg()), NULL);
+		error_clear();
+		return;
+	}
+	if (l.n) {
+		const struct kernel *k = &l.v[l.auto_index < l.n ? l.auto_index : 0];
+
+		if (access(k->image, R_OK))
+			add(c->hc, HC_HOST, HC_MISSING, true, "kernel",
+			    xasprintf("%s is not readable by this user (QEMU must read it)",
+				      k->image),
+			    xasprintf("sudo chmod 0644 %s", k->image));
+		else {
+			add(c->hc, HC_HOST, HC_OK, true, "kernel",
+			    xasprintf("%s (%s)", k->version ? k->version : "installed", k->image),
+			    NULL);
+			c->hc->kernel = xstrdup(k->image);
+		}
+	} else {
+		char *boot = kernel_boot_dir();
+
+		add(c->hc, HC_HOST, HC_MISSING, true, "kernel",
+		    xasprintf("no installed kernel in %s, and no kernel tree in the current "
+			      "directory",
+			      boot),
+		    hostcheck_install_cmd(&c->hc->os, "kernel"));
+		free(boot);
+	}
+	kernel_list_release(&l);
+}
+
+static void
+check_disk(struct ctx *c)
+{
+	char *dir = c->o->cache_dir ? xstrdup(c->o->cache_dir) : fswb_dir(DIR_CACHE);
+	uint64_t bytes = 0;
+	char size[32];
+
+	if (hostcheck_free_space(dir, &bytes) != OK) {
+		add(c->hc, HC_HOST, HC_MISSING, true, "cache disk", xstrdup(error_msg()), NULL);
+		error_clear();
+	} else if (bytes < HOSTCHECK_DISK_MIN) {
+		add(c->hc, HC_HOST, HC_MISSING, true, "cache disk",
+		    xasprintf("only %s free in %s; the appliance and the test devices need at "
+			      "least 4 GiB",
+			      format_size(bytes, size, sizeof(size)), dir),
+		    xstrdup("free space there, or set FSWB_CACHE_DIR to a directory on a larger "
+			    "disk"));
+	} else if (bytes < HOSTCHECK_DISK_WARN) {
+		add(c->hc, HC_HOST, HC_WARN, true, "cache disk",
+		    xasprintf("%s free in %s (10 GiB or more is comfortable: kernel builds and "
+			      "several appliances)",
+			      format_size(bytes, size, sizeof(size)), dir),
+		    xstrdup("free space there, or set FSWB_CACHE_DIR to a directory on a larger "
+			    "disk"));
+	} else {
+		add(c->hc, HC_HOST, HC_OK, true, "cache disk",
+		    xasprintf("%s free in %s", format_size(bytes, size, sizeof(size)), dir), NULL);
+	}
+	free(dir);
+}
+
+static void
+check_mkfs(struct ctx *c)
+{
+	static const char *const defaults[] = { "ext4", "xfs", "btrfs", "f2fs" };
+	struct strvec fs = STRVEC_INIT;
+
+	strvec_push(&fs, "ext4"); /* the appliance image is ext4, whatever is tested */
+	if (c->o->profiles) {
+		for (size_t i = 0; i < c->o->profiles->nconfigs; i++)
+			if (!strvec_contains(&fs, c->o->profiles->configs[i].fstyp))
+				strvec_push(&fs, c->o->profiles->configs[i].fstyp);
+	} else {
+		for (size_t i = 0; i < ARRAY_SIZE(defaults); i++)
+			if (!strvec_contains(&fs, defaults[i]))
+				strvec_push(&fs, defaults[i]);
+	}
+	for (size_t i = 0; i < fs.n; i++) {
+		bool ext4 = !strcmp(fs.v[i], "ext4");
+		char *prog = xasprintf("mkfs.%s", fs.v[i]);
+		char *why = ext4 ? xstrdup("the appliance image and ext4 configurations need it")
+				 : xasprintf("%s configurations need it", fs.v[i]);
+		const char *flag = !strcmp(fs.v[i], "btrfs") ? "--version" : "-V";
+
+		free(check_program(c, HC_HOST, ext4, prog, flag, why));
+		free(why);
+		free(prog);
+	}
+	strvec_clear(&fs);
+}
+
+static void
+check_appliance(struct ctx *c)
+{
+	struct strbuf why = STRBUF_INIT;
+	char *fix = NULL;
+
+	if (appliance_probe(&why) == OK) {
+		add(c->hc, HC_HOST, HC_OK, true, "appliance build", strbuf_detach(&why), NULL);
+		return;
+	}
+	error_clear();
+	{
+		char *mkfs = path_which("mkfs.ext4", c->o->path, c->sbin);
+		char *mm = path_which("mmdebstrap", c->o->path, c->sbin);
+		char *deb = path_which("debootstrap", c->o->path, c->sbin);
+		char *uidmap = path_which("newuidmap", c->o->path, c->sbin);
+
+		if (!mkfs)
+			fix = hostcheck_install_cmd(&c->hc->os, "mkfs.ext4");
+		else if (!mm && (!deb || geteuid() != 0))
+			fix = hostcheck_install_cmd(&c->hc->os, "mmdebstrap");
+		else if (mm && !uidmap && geteuid() != 0)
+			fix = hostcheck_install_cmd(&c->hc->os, "newuidmap");
+		free(mkfs);
+		free(mm);
+		free(deb);
+		free(uidmap);
+	}
+	add(c->hc, HC_HOST, HC_MISSING, true, "appliance build", strbuf_detach(&why), fix);
+}
+
+static const char *
+kvm_fix(enum kvm_try k)
+{
+	switch (k) {
+	case KVM_TRY_NODEV:
+		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
+		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
+	case KVM_TRY_NOPERM:
+		return "sudo usermod -aG kvm $USER (then log out and in again)";
+	case KVM_TRY_NOVM:
+	case KVM_TRY_NOBOOT:
+		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
+		       "kvm_amd nested=1) or run on bare metal";
+	case KVM_TRY_OK:
+	case KVM_TRY_BROKEN:
+	case KVM_TRY_UNTRIED:
+		break;
+	}
+	return NULL;
+}
+
+static void
+check_qemu(struct ctx *c)
+{
+	char *img, *why = NULL;
+	enum kvm_try k;
+
+	c->hc->qemu = check_program(c, HC_QEMU, true, "qemu-system-x86_64", "--version",
+				    "the local QEMU backend runs the guests with it");
+	img = check_program(c, HC_QEMU, true, "qemu-img", "--version",
+			    "it makes each guest's overlay of the appliance");
+	free(img);
+
+	k = kvm_try_device(c->o->kvm_dev, &why);
+	if (k == KVM_TRY_OK && c->hc->qemu && c->hc->kernel && c->o->run_programs) {
+		k = kvm_try_boot(c->loop, c->hc->qemu, c->hc->kernel, c->o->kvm_boot_ms, &why);
+	} else if (k == KVM_TRY_OK) {
+		k = KVM_TRY_UNTRIED;
+		why = xstrdup(!c->o->run_programs ? "not tried with a guest"
+			      : !c->hc->qemu	  ? "not tried with a guest (no QEMU)"
+						  : "not tried with a guest (no kernel to boot)");
+	}
+	c->hc->kvm = k;
+	if (k == KVM_TRY_OK) {
+		add(c->hc, HC_QEMU, HC_OK, false, "KVM",
+		    xstrdup("a guest kernel runs under KVM: guests run at full speed"), NULL);
+	} else if (k == KVM_TRY_UNTRIED) {
+		add(c->hc, HC_QEMU, HC_OK, false, "KVM",
+		    xasprintf("%s opens and creates a VM; %s",
+			      c->o->kvm_dev ? c->o->kvm_dev : "/dev/kvm", why),
+		    NULL);
+	} else {
+		const char *fix = kvm_fix(k);
+
+		c->hc->slow = true;
+		add(c->hc, HC_QEMU, HC_WARN, false, "KVM",
+		    xasprintf("no KVM: guests run under emulation (TCG), several times slower: %s",
+			      why),
+		    fix ? xstrdup(fix) : NULL);
+	}
+	free(why);
+}
+
+static void
+check_libvirt(struct ctx *c)
+{
+	static const char *const socks[] = { "libvirt-sock", "virtqemud-sock" };
+	const char *dir = c->o->libvirt_dir ? c->o->libvirt_dir : "/run/libvirt";
+	bool any = false;
+	int err = 0;
+	char *seen = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(socks); i++) {
+		char *p = path_join(dir, socks[i]);
+		bool present, conn;
+		int e;
+
+		hostcheck_socket(p, &present, &conn, &e);
+		if (conn) {
+			add(c->hc, HC_LIBVIRT, HC_OK, false, "libvirt socket",
+			    xasprintf("%s accepts connections", p), NULL);
+			free(p);
+			free(seen);
+			return;
+		}
+		if (present && !any) {
+			any = true;
+			err = e;
+			seen = xstrdup(p);
+		}
+		free(p);
+	}
+	if (!any) {
+		char *inst = hostcheck_install_cmd(&c->hc->os, "libvirtd");
+
+		add(c->hc, HC_LIBVIRT, HC_MISSING, false, "libvirt socket",
+		    xasprintf("no %s/libvirt-sock or %s/virtqemud-sock (libvirt is not installed "
+			      "or not running)",
+			      dir, dir),
+		    xasprintf("%s && sudo systemctl enable --now %s", inst,
+			      c->hc->os.family == HC_FAMILY_FEDORA ? "virtqemud.socket"
+								   : "libvirtd"));
+		free(inst);
+	} else if (err == EACCES || err == EPERM) {
+		add(c->hc, HC_LIBVIRT, HC_MISSING, false, "libvirt socket",
+		    xasprintf("%s is there but this user may not connect (not in the 'libvirt' "
+			      "group)",
+			      seen),
+		    xstrdup("sudo usermod -aG libvirt $USER (then log out and in again)"));
+	} else {
+		add(c->hc, HC_LIBVIRT, HC_MISSING, false, "libvirt socket",
+		    xasprintf("%s is there but refuses connections (%s): the daemon is not "
+			      "running",
+			      seen, strerror(err)),
+		    xasprintf("sudo systemctl start %s", c->hc->os.family == HC_FAMILY_FEDORA
+								 ? "virtqemud.socket"
+								 : "libvirtd"));
+	}
+	free(seen);
+}
+
+static void
+check_gce(struct ctx *c)
+{
+	char *gcloud = path_which("gcloud", c->o->path, NULL);
+	const char *env = c->o->gce_credentials ? c->o->gce_credentials
+						: getenv("GOOGLE_APPLICATION_CREDENTIALS");
+	char *looked = NULL, *cred = hostcheck_gce_credentials(env, c->home, &looked);
+
+	if (gcloud)
+		add(c->hc, HC_GCE, HC_OK, false, "gcloud", xstrdup(gcloud), NULL);
+	else
+		add(c->hc, HC_GCE, HC_MISSING, false, "gcloud", xstrdup("(the Google Cloud CLI)"),
+		    xasprintf("%s (from Google's package repository: "
+			      "https://cloud.google.com/sdk/docs/install)",
+			      c->hc->os.family == HC_FAMILY_FEDORA
+				      ? "sudo dnf install google-cloud-cli"
+				      : "sudo apt-get install google-cloud-cli"));
+	if (cred)
+		add(c->hc, HC_GCE, HC_OK, false, "GCE credentials", xstrdup(cred), NULL);
+	else
+		add(c->hc, HC_GCE, HC_MISSING, false, "GCE credentials",
+		    xasprintf("no readable %s", looked),
+		    xstrdup(env && *env ? "point GOOGLE_APPLICATION_CREDENTIALS at a readable "
+					  "key file, or unset it and run: gcloud auth "
+					  "application-default login"
+					: "gcloud auth application-default login"));
+	free(cred);
+	free(looked);
+	free(gcloud);
+}
+
+static void
+check_ssh(struct ctx *c)
+{
+	struct strvec keys = STRVEC_INIT;
+
+	free(check_program(c, HC_SSH, false, "ssh", NULL, "the ssh backend connects with it"));
+	hostcheck_ssh_keys(c->home, &keys);
+	if (keys.n) {
+		char *list = strvec_join(&keys, ", ");
+
+		add(c->hc, HC_SSH, HC_OK, false, "ssh keys", list, NULL);
+	} else {
+		add(c->hc, HC_SSH, HC_MISSING, false, "ssh keys",
+		    xasprintf("no %s/.ssh/id_* key", c->home),
+		    xstrdup("ssh-keygen -t ed25519 (then ssh-copy-id root@TEST-MACHINE)"));
+	}
+	strvec_clear(&keys);
+}
+
+static void
+check_adb(struct ctx *c)
+{
+	char *adb = check_program(c, HC_ADB, false, "adb", NULL,
+				  "the Android backend talks to the device with it");
+	const char *argv[] = { adb, "devices", NULL };
+	struct strbuf out = STRBUF_INIT;
+	struct strvec devs = STRVEC_INIT;
+	struct child_exit ex = { 0 };
+	bool timed_out = false;
+	size_t ready;
+
+	if (!adb || !c->o->run_programs)
+		goto out;
+	if (run_timed(c, argv, &out, &ex, &timed_out) != OK) {
+		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices", xstrdup(error_msg()), NULL);
+		error_clear();
+		goto out;
+	}
+	if (timed_out || !ex.exited || ex.code) {
+		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices",
+		    xasprintf("'adb devices' %s", timed_out ? "did not answer in time" : "failed"),
+		    xstrdup("adb kill-server; adb devices"));
+		goto out;
+	}
+	ready = hostcheck_adb_parse(out.buf, &devs);
+	if (ready) {
+		add(c->hc, HC_ADB, HC_OK, false, "adb devices", strvec_join(&devs, ", "), NULL);
+	} else if (devs.n) {
+		char *list = strvec_join(&devs, ", ");
+		const char *fix = strstr(list, "unauthorized")
+					  ? "unlock the device and accept the USB debugging prompt"
+				  : strstr(list, "no permissions")
+					  ? "add a udev rule for the device (Debian: sudo apt-get "
+					    "install android-sdk-platform-tools-common) and "
+					    "reconnect it"
+					  : "reconnect the device, then: adb kill-server";
+
+		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices",
+		    xasprintf("none ready: %s", list), xstrdup(fix));
+		free(list);
+	} else {
+		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices", xstrdup("no device connected"),
+		    xstrdup("connect the device by USB with USB debugging on (Settings, "
+			    "Developer options)"));
+	}
+out:
+	strvec_clear(&devs);
+	strbuf_release(&out);
+	free(adb);
+}
+
+enum status
+hostcheck_run(struct loop *loop, const struct hostcheck_opts *opts, struct hostcheck *out)
+{
+	struct ctx c = { loop, opts, out, NULL, NULL };
+	const char *home = opts->home ? opts->home : getenv("HOME");
+	enum status rc;
+
+	memset(out, 0, sizeof(*out));
+	c.sbin = opts->sbin ? opts->sbin : SBIN_DEFAULT;
+	c.home = xstrdup(home && *home ? home : "/");
+	rc = hostcheck_os(opts->os_release, &out->os);
+	if (rc != OK)
+		goto out;
+
+	check_kernel(&c);
+	check_disk(&c);
+	check_mkfs(&c);
+	check_appliance(&c);
+	check_qemu(&c);
+	check_libvirt(&c);
+	check_gce(&c);
+	check_ssh(&c);
+	check_adb(&c);
+
+	out->ready = true;
+	for (size_t i = 0; i < out->n; i++)
+		if (out->v[i].required && out->v[i].state == HC_MISSING)
+			out->ready = false;
+	if (!out->ready)
+		out->slow = false;
+out:
+	free(c.home);
+	return rc;
+}
+
+void
+hostcheck_release(struct hostcheck *hc)
+{
+	for (size_t i = 0; i < hc->n; i++) {
+		free(hc->v[i].name);
+		free(hc->v[i].detail);
+		free(hc->v[i].fix);
+	}
+	free(hc->v);
+	hc_os_release(&hc->os);
+	free(hc->kernel);
+	free(hc->qemu);
+	memset(hc, 0, sizeof(*hc));
+}
+
+size_t
+hostcheck_group(const struct hostcheck *hc, enum hc_group g, const struct hc_finding **first)
+{
+	size_t n = 0;
+
+	*first = NULL;
+	for (size_t i = 0; i < hc->n; i++) {
+		if (hc->v[i].group != g)
+			continue;
+		if (!n)
+			*first = &hc->v[i];
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What a front end asks before a run: see inventory.h.
+ */
+#include "run/inventory.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/paths.h"
+#include "core/rundir.h"
+
+void
+inventory_host(struct loop *loop, const struct profiles *prof, bool full, struct hostcheck *out)
+{
+	struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
+
+	o.run_programs = full;
+	o.profiles = prof;
+	memset(out, 0, sizeof(*out));
+	if (hostcheck_run(loop, &o, out) != OK)
+		error_clear();
+}
+
+void
+inventory_probe(const char *backend, const struct plan *plan, struct backend_probe *out)
+{
+	const struct backend_ops *ops = backend_find(backend);
+
+	memset(out, 0, sizeof(*out));
+	if (!ops || backend_probe(ops, plan, out) != OK) {
+		error_clear();
+		backend_probe_release(out);
+		out->summary = xstrdup("cannot tell");
+	}
+}
+
+enum status
+inventory_kernels(struct loop *loop, const struct plan *plan, const struct profiles *prof,
+		  struct kernel_list *out)
+{
+	struct kernel_needs needs;
+	enum status rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = kernel_list(loop, plan->kernel.arch ? plan->kernel.arch : "x86_64", out);
+	if (rc != OK)
+		return rc;
+	if (!prof || kernel_needs_init(&needs, prof, &plan->configs, &plan->kernel.debug) != OK) {
+		error_clear();
+		return OK;
+	}
+	for (size_t i = 0; i < out->n; i++)
+		if (kernel_check(loop, &out->v[i], &needs) != OK)
+			error_clear();
+	kernel_needs_release(&needs);
+	return OK;
+}
+
+enum status
+inventory_catalogue(const struct plan *plan, struct catalogue *out)
+{
+	const char *src = plan->fstests_src;
+
+	if (!src || !path_is_dir(src))
+		return error(
+			ERR_UNSUPPORTED, "%s",
+			src ? "the fstests source is a URL: its groups are known once the "
+			      "appliance is built"
+			    : "fswb builds upstream fstests into the appliance: pick a group "
+			      "or a test by name after pointing at a local fstests tree with f");
+	return catalogue_load(src, out);
+}
+
+enum status
+inventory_selection(const struct plan *plan, const struct profiles *prof,
+		    const struct catalogue *cat, const char *preset, const char *fstyp,
+		    struct catalogue_selection *out)
+{
+	const struct test_set *set = preset && prof ? profiles_set(prof, preset) : NULL;
+	struct strvec groups = STRVEC_INIT, xgroups = STRVEC_INIT;
+	struct catalogue_query q = { 0 };
+	enum status rc;
+
+	strvec_copy(&groups, set ? &set->groups : &plan->tests.groups);
+	strvec_copy(&xgroups, &plan->tests.xgroups);
+	if (set)
+		for (size_t i = 0; i < set->xgroups.n; i++)
+			strvec_push(&xgroups, set->xgroups.v[i]);
+	q.fstyp = fstyp;
+	q.tests = preset ? NULL : &plan->tests.tests;
+	q.groups = &groups;
+	q.xgroups = &xgroups;
+	q.exclude = &plan->tests.exclude;
+	q.exclude_files = &plan->tests.exclude_files;
+	rc = catalogue_select(cat, &q, out);
+	strvec_clear(&groups);
+	strvec_clear(&xgroups);
+	return rc;
+}
+
+void
+inventory_estimator(const struct plan *plan, const struct profiles *prof, bool slow,
+		    struct estimator *out)
+{
+	const struct test_set *set =
+		plan->tests.preset && prof ? profiles_set(prof, plan->tests.preset) : NULL;
+	char *root = rundir_root();
+
+	estimator_init(out, slow);
+	estimator_load_runs(out, root, EST_RUNS);
+	if (set && estimator_set_env(out, &set->env) != OK)
+		error_clear();
+	free(root);
+}
+
+void
+inventory_estimate(const struct plan *plan, const struct profiles *prof,
+		   const struct catalogue *cat, const struct estimator *est, const char *preset,
+		   const char *kernel, struct est_total *out)
+{
+	const struct test_set *set = preset && prof ? profiles_set(prof, preset) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; cat && i < plan->configs.n; i++) {
+		const struct fs_config *c = prof ? profiles_config(prof, plan->configs.v[i]) : NULL;
+		struct catalogue_selection sel;
+		struct strvec run = STRVEC_INIT;
+
+		if (!c || inventory_selection(plan, prof, cat, preset, c->fstyp, &sel) != OK) {
+			error_clear();
+			continue;
+		}
+		for (size_t j = 0; j < sel.tests.n; j++)
+			if (!strvec_contains(&sel.expunged, sel.tests.v[j]) &&
+			    catalogue_name_fits(sel.tests.v[j], c->fstyp))
+				strvec_push(&run, sel.tests.v[j]);
+		estimate_config(est, c->name, kernel, cat, (const char *const *)run.v, run.n,
+				set ? &set->groups : &plan->tests.groups, out);
+		strvec_clear(&run);
+		catalogue_selection_release(&sel);
+	}
+}

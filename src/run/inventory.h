@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The inventory: what a front end asks about this machine and the plan it
+ * is making before a run -- the host checks, the backends' probes, the
+ * kernels with their configs checked against the chosen configurations,
+ * the fstests catalogue of a local tree, the tests a plan selects, and how
+ * long they take (fstests/estimate.h: one estimator for every screen). The wizard asks these from a loop callback, never while it
+ * draws, and draws the answers when they have come.
+ *
+ * Each call fills *out (released by the caller with the type's release)
+ * and clears the errors it met: an answer that cannot be known is an empty
+ * one, with a message where the call says so.
+ */
+#ifndef FSWB_RUN_INVENTORY_H
+#define FSWB_RUN_INVENTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backends/backend.h"
+#include "core/loop.h"
+#include "core/plan.h"
+#include "core/profile.h"
+#include "fstests/catalogue.h"
+#include "fstests/estimate.h"
+#include "kbuild/kernel.h"
+#include "run/hostcheck.h"
+
+/*
+ * The host checks: quick (no programs run, no KVM boot trial: what a screen
+ * can wait for) or full (what `fswb doctor` does).
+ */
+void inventory_host(struct loop *loop, const struct profiles *prof, bool full,
+		    struct hostcheck *out);
+
+/* The probe of backend for plan; its summary says "cannot tell" when it failed. */
+void inventory_probe(const char *backend, const struct plan *plan, struct backend_probe *out);
+
+/*
+ * The kernels for plan's architecture, each checked against what plan's
+ * configurations and debug options need (when prof is not NULL). ERR_* with
+ * the message when they cannot be listed.
+ */
+enum status inventory_kernels(struct loop *loop, const struct plan *plan,
+			      const struct profiles *prof, struct kernel_list *out);
+
+/*
+ * The catalogue of plan's fstests source when it is a local directory;
+ * otherwise ERR_UNSUPPORTED with what to do to get one.
+ */
+enum status inventory_catalogue(const struct plan *plan, struct catalogue *out);
+
+/*
+ * The tests check would run for plan in a configuration of filesystem fstyp,
+ * selected from cat as check selects them: the test set preset's groups (and
+ * its -x groups) instead of the plan's groups and named tests when preset is
+ * not NULL, then the plan's -x groups and exclusions.
+ */
+enum status inventory_selection(const struct plan *plan, const struct profiles *prof,
+				const struct catalogue *cat, const char *preset, const char *fstyp,
+				struct catalogue_selection *out);
+
+/*
+ * The estimator for plan (fstests/estimate.h): this host's earlier runs and
+ * the SOAK_DURATION of plan's test set; slow: the guests are emulated.
+ */
+void inventory_estimator(const struct plan *plan, const struct profiles *prof, bool slow,
+			 struct estimator *out);
+
+/*
+ * What plan would take with the test set preset (NULL: the plan's own
+ * choice of tests) on kernel release kernel (may be NULL): each configuration's
+ * selection from cat and a boot. out->ntests is 0 when cat is NULL (the tests
+ * are not known before the appliance has the tree).
+ */
+void inventory_estimate(const struct plan *plan, const struct profiles *prof,
+			const struct catalogue *cat, const struct estimator *est,
+			const char *preset, const char *kernel, struct est_total *out);
+
+#endif

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "view/runmodel.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+void
+run_model_init(struct run_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	logring_init(&m->log, RUN_MODEL_LOG_LINES, RUN_MODEL_LOG_BYTES);
+	strvec_init(&m->messages);
+	m->running = -1;
+	m->exit_code = -1;
+}
+
+static void
+test_release(struct rm_test *t)
+{
+	free(t->name);
+	free(t->config);
+	free(t->reason);
+	free(t->detail);
+	free(t->hints);
+}
+
+void
+run_model_release(struct run_model *m)
+{
+	for (size_t i = 0; i < m->ntests; i++)
+		test_release(&m->tests[i]);
+	free(m->tests);
+	free(m->hash);
+	for (size_t i = 0; i < m->nstages; i++) {
+		free(m->stages[i].name);
+		free(m->stages[i].detail);
+		free(m->stages[i].message);
+	}
+	logring_release(&m->log);
+	strvec_clear(&m->messages);
+	free(m->id);
+	free(m->config);
+	memset(m, 0, sizeof(*m));
+	m->running = -1;
+}
+
+static uint64_t
+hash_key(const char *config, const char *name)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (const char *p = config ? config : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	h = (h ^ '\t') * 1099511628211ull;
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return h;
+}
+
+static bool
+same_config(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static void
+hash_insert(struct run_model *m, size_t idx)
+{
+	size_t mask = m->hash_size - 1;
+	size_t h = (size_t)hash_key(m->tests[idx].config, m->tests[idx].name) & mask;
+
+	while (m->hash[h])
+		h = (h + 1) & mask;
+	m->hash[h] = idx + 1;
+}
+
+static void
+hash_grow(struct run_model *m)
+{
+	free(m->hash);
+	m->hash_size = m->hash_size ? m->hash_size * 2 : 64;
+	m->hash = xcalloc(m->hash_size, sizeof(*m->hash));
+	for (size_t i = 0; i < m->ntests; i++)
+		hash_insert(m, i);
+}
+
+static ssize_t
+find_index(const struct run_model *m, const char *config, const char *name)
+{
+	size_t mask, h;
+
+	if (!m->hash_size || !name)
+		return -1;
+	mask = m->hash_size - 1;
+	h = (size_t)hash_key(config, name) & mask;
+	while (m->hash[h]) {
+		const struct rm_test *t = &m->tests[m->hash[h] - 1];
+
+		if (!strcmp(t->name, name) && same_config(t->config, config))
+			return (ssize_t)(m->hash[h] - 1);
+		h = (h + 1) & mask;
+	}
+	return -1;
+}
+
+struct rm_test *
+run_model_find(struct run_model *m, const char *config, const char *name)
+{
+	ssize_t i = find_index(m, config, name);
+
+	return i < 0 ? NULL : &m->tests[i];
+}
+
+static size_t
+add_test(struct run_model *m, const char *config, const char *name)
+{
+	struct rm_test *t;
+	ssize_t i = find_index(m, config, name);
+
+	if (i >= 0)
+		return (size_t)i;
+	ALLOC_GROW(m->tests, m->ntests + 1, m->alloc);
+	t = &m->tests[m->ntests++];
+	memset(t, 0, sizeof(*t));
+	t->name = xstrdup(name);
+	t->config = config ? xstrdup(config) : NULL;
+	t->seconds = -1;
+	t->prev = -1;
+	if (m->ntests * 2 > m->hash_size)
+		hash_grow(m);
+	else
+		hash_insert(m, m->ntests - 1);
+	return m->ntests - 1;
+}
+
+void
+run_model_add_pending(struct run_model *m, const char *config, const char *name, double prev)
+{
+	size_t i = add_test(m, config, name);
+
+	if (prev >= 0)
+		m->tests[i].prev = prev;
+	if (m->ntests > m->total)
+		m->total = (unsigned)m->ntests;
+	m->gen++;
+}
+
+static void
+set_str(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src ? xstrdup(src) : NULL;
+}
+
+static struct rm_stage *
+stage_get(struct run_model *m, const char *name)
+{
+	struct rm_stage *s;
+
+	for (size_t i = 0; i < m->nstages; i++)
+		if (!strcmp(m->stages[i].name, name))
+			return &m->stages[i];
+	if (m->nstages == RUN_MODEL_STAGES) {
+		/* forget the oldest: the view has room for a few only */
+		free(m->stages[0].name);
+		free(m->stages[0].detail);
+		free(m->stages[0].message);
+		memmove(m->stages, m->stages + 1, (RUN_MODEL_STAGES - 1) * sizeof(*m->stages));
+		m->nstages--;
+	}
+	s = &m->stages[m->nstages++];
+	memset(s, 0, sizeof(*s));
+	s->name = xstrdup(name);
+	s->fraction = -1;
+	return s;
+}
+
+static void
+add_message(struct run_model *m, const char *kind, const char *text)
+{
+	if (m->messages.n >= RUN_MODEL_MESSAGES) {
+		free(m->messages.v[0]);
+		memmove(m->messages.v, m->messages.v + 1, m->messages.n * sizeof(char *));
+		m->messages.n--;
+	}
+	strvec_pushf(&m->messages, "%s: %s", kind, text ? text : "(no message)");
+}
+
+static void
+test_end(struct run_model *m, const struct event *ev)
+{
+	size_t i = add_test(m, ev->config, ev->u.test_end.test);
+	struct rm_test *t = &m->tests[i];
+
+	if (t->state == RM_DONE) {
+		/* a rerun (check -L, -i): count it, keep a failure */
+		t->reruns++;
+		if (ev->u.test_end.status == TS_FAIL && t->status != TS_FAIL) {
+			t->status = TS_FAIL;
+			t->reasons |= ev->u.test_end.reasons;
+			set_str(&t->reason, ev->u.test_end.reason);
+			set_str(&t->detail, ev->u.test_end.detail);
+			set_str(&t->hints, ev->u.test_end.hints);
+		}
+	} else {
+		t->state = RM_DONE;
+		t->status = ev->u.test_end.status;
+		t->seconds = ev->u.test_end.seconds;
+		t->reasons = ev->u.test_end.reasons;
+		set_str(&t->reason, ev->u.test_end.reason);
+		set_str(&t->detail, ev->u.test_end.detail);
+		set_str(&t->hints, ev->u.test_end.hints);
+		test_counts_add(&m->counts, t->status, t->seconds > 0 ? t->seconds : 0);
+		m->done++;
+	}
+	if (m->running == (int)i)
+		m->running = -1;
+	if (m->ntests > m->total)
+		m->total = (unsigned)m->ntests;
+}
+
+/*
+ * Push text as log lines: one per line of it, without the carriage returns
+ * and backspaces of progress meters (mke2fs prints those).
+ */
+static void
+push_lines(struct run_model *m, const char *text, unsigned flags, int owner)
+{
+	struct strbuf line = STRBUF_INIT;
+
+	for (const char *p = text;; p++) {
+		if (*p == '\n' || !*p) {
+			logring_push(&m->log, line.buf, flags, owner);
+			strbuf_reset(&line);
+			if (!*p || !p[1])
+				break;
+			continue;
+		}
+		if (*p == '\b') {
+			if (line.len)
+				strbuf_setlen(&line, line.len - 1);
+			continue;
+		}
+		if (*p == '\r')
+			continue;
+		strbuf_addch(&line, *p);
+	}
+	strbuf_release(&line);
+}
+
+void
+run_model_event(struct run_model *m, const struct event *ev)
+{
+	struct rm_stage *s;
+	struct rm_test *t;
+	size_t i;
+	int owner;
+
+	if (ev->wall_ms)
+		m->last_ms = ev->wall_ms;
+	switch (ev->type) {
+	case EV_RUN_BEGIN:
+		set_str(&m->id, ev->u.run.id);
+		if (ev->u.run.total_tests > m->total)
+			m->total = ev->u.run.total_tests;
+		m->estimate = ev->u.run.expected_seconds;
+		m->begun = true;
+		m->start_ms = ev->wall_ms;
+		break;
+	case EV_STAGE_BEGIN:
+	case EV_STAGE_PROGRESS:
+	case EV_STAGE_END:
+		if (!ev->u.stage.stage)
+			break;
+		s = stage_get(m, ev->u.stage.stage);
+		if (ev->type == EV_STAGE_BEGIN) {
+			s->begin_ms = ev->wall_ms;
+			s->state = RM_STAGE_RUNNING;
+			s->fraction = -1;
+		}
+		if (ev->u.stage.detail)
+			set_str(&s->detail, ev->u.stage.detail);
+		if (ev->type == EV_STAGE_PROGRESS && ev->u.stage.fraction >= 0)
+			s->fraction = ev->u.stage.fraction;
+		if (ev->type == EV_STAGE_END) {
+			s->end_ms = ev->wall_ms;
+			s->state = ev->u.stage.code == OK ? RM_STAGE_OK : RM_STAGE_FAILED;
+			set_str(&s->message, ev->u.stage.message);
+			if (s->state == RM_STAGE_FAILED)
+				add_message(m, "error", ev->u.stage.message);
+		}
+		break;
+	case EV_SECTION:
+		set_str(&m->config, ev->config ? ev->config : ev->u.section.name);
+		break;
+	case EV_TEST_START:
+		if (!ev->u.test_start.test)
+			break;
+		i = add_test(m, ev->config, ev->u.test_start.test);
+		t = &m->tests[i];
+		if (t->state != RM_DONE) {
+			t->state = RM_RUNNING;
+			t->start_ms = ev->wall_ms;
+			t->log_seq = m->log.next_seq;
+		}
+		if (ev->u.test_start.prev_seconds >= 0)
+			t->prev = ev->u.test_start.prev_seconds;
+		else if (ev->u.test_start.expected_seconds > 0)
+			t->prev = ev->u.test_start.expected_seconds;
+		m->running = (int)i;
+		if (m->ntests > m->total)
+			m->total = (unsigned)m->ntests;
+		break;
+	case EV_TEST_END:
+		if (ev->u.test_end.test)
+			test_end(m, ev);
+		break;
+	case EV_KMSG:
+	case EV_CONSOLE:
+		if (!ev->u.line.text)
+			break;
+		owner = m->running;
+		if (ev->u.line.test)
+			owner = (int)add_test(m, ev->config, ev->u.line.test);
+		push_lines(m, ev->u.line.text,
+			   ev->type == EV_CONSOLE ? LOGF_CONSOLE : ev->u.line.flags, owner);
+		if (ev->type == EV_KMSG && (ev->u.line.flags & KMSG_BAD) && owner >= 0)
+			m->tests[owner].bad_lines++;
+		break;
+	case EV_SUMMARY:
+		break;
+	case EV_WARNING:
+		add_message(m, "warning", ev->u.error.message);
+		break;
+	case EV_ERROR:
+		add_message(m, "error", ev->u.error.message);
+		break;
+	case EV_RUN_END:
+		m->ended = true;
+		m->interrupted = ev->u.end.interrupted;
+		m->exit_code = ev->u.end.exit_code;
+		m->end_ms = ev->wall_ms;
+		for (size_t k = 0; k < m->nstages; k++) {
+			struct rm_stage *st = &m->stages[k];
+
+			if (st->state != RM_STAGE_RUNNING)
+				continue;
+			st->state = RM_STAGE_FAILED;
+			free(st->message);
+			st->message = xstrdup("stopped");
+			st->end_ms = ev->wall_ms;
+		}
+		if (m->running >= 0 && m->tests[m->running].state == RM_RUNNING)
+			m->tests[m->running].state = RM_PENDING;
+		m->running = -1;
+		break;
+	default:
+		break;
+	}
+	m->gen++;
+}
+
+static void
+on_event(void *data, const struct event *ev)
+{
+	run_model_event(data, ev);
+}
+
+struct listener
+run_model_listener(struct run_model *m)
+{
+	struct listener l = { .on_event = on_event, .data = m };
+
+	return l;
+}
+
+size_t
+run_model_to_go(const struct run_model *m)
+{
+	size_t total = m->total > m->ntests ? m->total : m->ntests;
+
+	return total > m->done ? total - m->done : 0;
+}
+
+double
+run_model_eta(const struct run_model *m, uint64_t now_ms)
+{
+	double sum_done = 0, left = 0;
+	size_t ndone = 0, unknown = 0, listed_left = 0;
+	double avg;
+
+	if (m->ended)
+		return 0;
+	for (size_t i = 0; i < m->ntests; i++) {
+		const struct rm_test *t = &m->tests[i];
+
+		if (t->state == RM_DONE && t->seconds >= 0 &&
+		    (t->status == TS_PASS || t->status == TS_FAIL)) {
+			sum_done += t->seconds;
+			ndone++;
+		}
+	}
+	avg = ndone ? sum_done / (double)ndone : -1;
+	for (size_t i = 0; i < m->ntests; i++) {
+		const struct rm_test *t = &m->tests[i];
+		double expect;
+
+		if (t->state == RM_DONE)
+			continue;
+		listed_left++;
+		expect = t->prev >= 0 ? t->prev : avg;
+		if (expect < 0) {
+			unknown++;
+			continue;
+		}
+		if (t->state == RM_RUNNING && t->start_ms && now_ms > t->start_ms) {
+			double ran = (double)(now_ms - t->start_ms) / 1000.0;
+
+			expect = expect > ran ? expect - ran : 0;
+		}
+		left += expect;
+	}
+	if (m->total > m->ntests)
+		unknown += m->total - m->ntests;
+	if (unknown) {
+		/* before any test ended: the run's own estimate, less what has passed */
+		if (avg < 0 && m->estimate > 0 && !ndone) {
+			double gone = run_model_elapsed(m, now_ms);
+
+			return m->estimate > gone ? m->estimate - gone : 0;
+		}
+		if (avg < 0)
+			return listed_left || unknown ? -1 : 0;
+		left += avg * (double)unknown;
+	}
+	return left;
+}
+
+double
+run_model_elapsed(const struct run_model *m, uint64_t now_ms)
+{
+	uint64_t end = m->ended && m->end_ms ? m->end_ms : now_ms;
+
+	if (!m->start_ms || end < m->start_ms)
+		return 0;
+	return (double)(end - m->start_ms) / 1000.0;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The run model: what the run view shows, built from events alone, so that
+ * a live run (the engine's bus) and a recorded one (events.jsonl replayed
+ * with event_replay_file) are the same code path. No curses here.
+ *
+ *	struct run_model m;
+ *	run_model_init(&m);
+ *	run_model_add_pending(&m, "ext4/4k", "generic/001", 12.0);   optional:
+ *	                            the tests expected, with earlier times
+ *	event_bus_add(&bus, run_model_listener(&m));
+ *	... events ... (m.gen changes whenever something visible changed)
+ *	run_model_eta(&m, now_ms)   seconds to go, or -1
+ *	run_model_release(&m);
+ *
+ * Memory is bounded: the kernel log is a logring (RUN_MODEL_LOG_LINES lines,
+ * RUN_MODEL_LOG_BYTES bytes); warnings and errors keep the last
+ * RUN_MODEL_MESSAGES; tests are one entry per (config, test).
+ */
+#ifndef FSWB_VIEW_RUNMODEL_H
+#define FSWB_VIEW_RUNMODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/event.h"
+#include "core/util.h"
+#include "view/logring.h"
+
+#define RUN_MODEL_LOG_LINES 20000
+#define RUN_MODEL_LOG_BYTES (8u << 20)
+#define RUN_MODEL_MESSAGES  64
+#define RUN_MODEL_STAGES    8
+
+enum rm_state {
+	RM_PENDING,
+	RM_RUNNING,
+	RM_DONE,
+};
+
+struct rm_test {
+	char *name;   /* "generic/001" */
+	char *config; /* "ext4/4k", or NULL */
+	enum rm_state state;
+	enum test_status status; /* when RM_DONE */
+	double seconds;		 /* when RM_DONE; < 0 unknown */
+	double prev;		 /* an earlier run's seconds; < 0 unknown */
+	unsigned reasons;	 /* enum fail_reason */
+	char *reason, *detail;	 /* may be NULL */
+	char *hints;		 /* check's hints after a failure; may be NULL */
+	uint64_t start_ms;	 /* wall clock of TEST_START */
+	uint64_t log_seq;	 /* the log's next_seq at TEST_START */
+	unsigned bad_lines;	 /* kernel-log lines with KMSG_BAD flags during it */
+	unsigned reruns;
+};
+
+enum rm_stage_state {
+	RM_STAGE_RUNNING,
+	RM_STAGE_OK,
+	RM_STAGE_FAILED,
+};
+
+struct rm_stage {
+	char *name;   /* "kernel", "appliance", "boot", "tests", "results" */
+	char *detail; /* the latest progress words, may be NULL */
+	double fraction;
+	enum rm_stage_state state;
+	char *message; /* when failed */
+	uint64_t begin_ms, end_ms;
+};
+
+struct run_model {
+	char *id;
+	unsigned total;	       /* tests expected (RUN_BEGIN, or the pending list) */
+	double estimate;       /* the run's estimate in seconds (RUN_BEGIN); 0 when unknown */
+	struct rm_test *tests; /* in the order they appeared */
+	size_t ntests, alloc;
+	size_t *hash; /* open addressing: index + 1, 0 empty */
+	size_t hash_size;
+	struct rm_stage stages[RUN_MODEL_STAGES];
+	size_t nstages;
+	struct test_counts counts; /* of finished tests */
+	size_t done;		   /* tests finished */
+	struct logring log;
+	struct strvec messages; /* "warning: ...", "error: ..." (the last few) */
+	char *config;		/* the current section's config */
+	int running;		/* index of the test running, or -1 */
+	bool begun, ended, interrupted;
+	int exit_code; /* after RUN_END */
+	uint64_t start_ms, last_ms, end_ms;
+	unsigned gen; /* bumped on every change */
+};
+
+void run_model_init(struct run_model *m);
+void run_model_release(struct run_model *m);
+struct listener run_model_listener(struct run_model *m);
+void run_model_event(struct run_model *m, const struct event *ev);
+
+/* A test expected to run, shown as pending until it starts. */
+void run_model_add_pending(struct run_model *m, const char *config, const char *name, double prev);
+/* Find a test; NULL when it is not in the model. */
+struct rm_test *run_model_find(struct run_model *m, const char *config, const char *name);
+
+/* Tests not finished yet: max(total, known) - done. */
+size_t run_model_to_go(const struct run_model *m);
+/* Seconds left, estimated from earlier times and the tests done so far; -1 when
+ * unknown. */
+double run_model_eta(const struct run_model *m, uint64_t now_ms);
+/* Seconds since RUN_BEGIN (to RUN_END when ended). */
+double run_model_elapsed(const struct run_model *m, uint64_t now_ms);
+
+#endif
