@@ -24,7 +24,7 @@
  * The keys of profiles/fs/FS/CFG.conf (the fields of struct fs_config):
  * description, fstyp, test_size, scratch_size and kconfig are required;
  * mkfs_options, mount_options, pool_devices (2 to 16), logdev_size,
- * rtdev_size, aliases and exclude are optional. fstyp must be the
+ * rtdev_size, aliases, env and exclude are optional. fstyp must be the
  * directory's name (FS). The keys of profiles/sets/NAME.conf: description
  * (required), groups, xgroups, env (each word NAME=value). A value wrapped
  * whole in quotes is refused (nothing strips them). Names (FS, CFG, NAME)
@@ -56,8 +56,9 @@
  * exclude key names; each is optional. A line is a test name (ext4/033) or
  * `-x GROUP` (leave out the group's tests, check's -x), then white space
  * and a '#' comment saying why, which is required; '#' lines are comments.
- * A line check -E would read differently is refused, so the config's own
- * file can still be given to check -E as it is.
+ * Anything else is refused. check -E, given such a file, matches a -x line
+ * against no test, so the groups must reach check as -x options (struct
+ * fs_config's xgroups); exclude_tests holds the tests of all three files.
  */
 #ifndef FSWB_CORE_PROFILE_H
 #define FSWB_CORE_PROFILE_H
