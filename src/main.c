@@ -44,7 +44,9 @@ static const char usage_text[] =
 	"  shell [OPTIONS]           a guest made ready for the tests, and a shell in it\n"
 	"  plan [OPTIONS] --dump     print the plan those options make, as JSON\n"
 	"  profiles [show CFG]       list filesystem configurations and test sets\n"
-	"  results [show ID|import PATH]  past runs; one run's summary; read fstests results\n"
+	"  results [COMMAND]         past runs; show, compare, baseline (and regressions\n"
+	"                            against it), flaky, report (for a mailing list),\n"
+	"                            html, import ('fswb results --help')\n"
 	"  kernel list|config|build  the kernels fswb can use; a tree's fstests config; build it\n"
 	"  appliance build|list|rm|initramfs  the test appliance image; a modular kernel's "
 	"initramfs\n"
@@ -69,14 +71,22 @@ static const char usage_text[] =
 	"      --fstests-src DIR|URL fstests to build into the appliance\n"
 	"      --cpus N              CPUs per guest (default 2)\n"
 	"      --mem SIZE            memory per guest (default 2G)\n"
-	"      --shards N            split the tests over N guests (default 1)\n"
+	"      --shards N            only 1 for now: several guests at once are not available yet\n"
 	"      --test-timeout SECONDS  a test running longer counts as hung (default: 5 times\n"
 	"                            its previous time, at least 10 minutes; more under TCG)\n"
-	"  -n, --dry-run             (run) say which tests would run (check -n), run none\n"
+	"  -n, --dry-run             (run) say which tests would run, run none: with\n"
+	"                            --fstests-src DIR, per configuration on this host\n"
+	"                            (descriptions, groups, counts, what is left out and\n"
+	"                            why); else check -n in a guest\n"
 	"      --shell               (run) then a shell in the last guest; 'exit' or Ctrl-] ends "
 	"it\n"
 	"      --stop-on-crash       a crashed or hung guest ends its configuration (default:\n"
 	"                            a new guest runs the remaining tests)\n"
+	"      --rerun-failures N    run a failed test N times more (check -L N) and\n"
+	"                            count how often it passed\n"
+	"      --fail-on WHAT        (run) exit 1 for 'failures' (default) or only for\n"
+	"                            'regressions': failures the baseline does not have\n"
+	"                            (fswb results baseline set RUN)\n"
 	"      --plan FILE           start from a saved plan (JSON)\n"
 	"      --dump                (plan) print the plan as JSON\n"
 	"  TEST...                   tests by name or glob: generic/001 'xfs/1*'\n"
@@ -140,6 +150,8 @@ enum {
 	OPT_PLAN,
 	OPT_DUMP,
 	OPT_JSON,
+	OPT_FAIL_ON,
+	OPT_RERUN_FAILURES,
 };
 
 static const struct option plan_options[] = {
@@ -167,6 +179,8 @@ static const struct option plan_options[] = {
 	{ "plan", required_argument, NULL, OPT_PLAN },
 	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+	{ "rerun-failures", required_argument, NULL, OPT_RERUN_FAILURES },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -175,6 +189,7 @@ struct cli {
 	struct plan plan;
 	bool dump;
 	bool json;
+	enum fail_on fail_on;
 };
 
 static void
@@ -330,6 +345,18 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		case OPT_JSON:
 			cli->json = true;
 			break;
+		case OPT_FAIL_ON:
+			if (!strcmp(optarg, "failures"))
+				cli->fail_on = FAIL_ON_FAILURES;
+			else if (!strcmp(optarg, "regressions"))
+				cli->fail_on = FAIL_ON_REGRESSIONS;
+			else
+				die("--fail-on: '%s' is not 'failures' or 'regressions'", optarg);
+			break;
+		case OPT_RERUN_FAILURES:
+			plan->rerun_failures =
+				parse_count("rerun-failures", optarg, PLAN_RERUN_MAX);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -380,7 +407,16 @@ cmd_run(int argc, char **argv)
 	int rc;
 
 	parse_plan_args("run", argc, argv, &cli);
-	rc = run_headless(&cli.plan, load_profiles(), cli.json);
+	if (cli.plan.dry_run && cli.plan.fstests_src && path_is_dir(cli.plan.fstests_src)) {
+		rc = run_dry(&cli.plan, load_profiles(), cli.json);
+		plan_release(&cli.plan);
+		return rc;
+	}
+	if (cli.plan.dry_run)
+		fprintf(stderr,
+			"fswb: fstests is not a local tree here: check -n lists the tests "
+			"in a guest (--fstests-src DIR lists them on this host, no guest)\n");
+	rc = run_headless(&cli.plan, load_profiles(), cli.json, cli.fail_on);
 	plan_release(&cli.plan);
 	return rc;
 }
@@ -394,7 +430,7 @@ cmd_shell(int argc, char **argv)
 
 	parse_plan_args("shell", argc, argv, &cli);
 	cli.plan.dry_run = cli.plan.shell = true;
-	rc = run_headless(&cli.plan, load_profiles(), cli.json);
+	rc = run_headless(&cli.plan, load_profiles(), cli.json, cli.fail_on);
 	plan_release(&cli.plan);
 	return rc;
 }
@@ -615,6 +651,9 @@ main(int argc, char **argv)
 	int rc;
 
 	paths_set_builtin(FSWB_SRCDIR, FSWB_SHAREDIR);
+	if (backends_init() != OK)
+		die("%s", error_msg());
+	atexit(backends_cleanup);
 	if (argc < 2) {
 		if ((isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) || ui_headless())
 			return ui_main(argc, argv);

@@ -12,14 +12,34 @@
 
 #include "cmd/cmd.h"
 #include "core/paths.h"
+#include "core/profile.h"
 #include "core/rundir.h"
+#include "fstests/history.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
+#include "rootfs/appliance.h"
 
 static const char results_usage[] =
 	"usage: fswb results [--json]              list the runs\n"
-	"       fswb results show ID|last [--json] a run's summary (--json: its run.json)\n"
-	"       fswb results import PATH [--json]  read a results directory or check's stdout\n";
+	"       fswb results show RUN [--json]     a run's summary (--json: its run.json)\n"
+	"       fswb results import PATH [--keep] [--json]  read results from elsewhere\n"
+	"                                          (check's, xfstests-bld's, a tarball);\n"
+	"                                          --keep: into the history\n"
+	"       fswb results compare A B           what changed from run A to run B\n"
+	"       fswb results baseline set|list|rm  the runs later runs are compared with\n"
+	"       fswb results flaky [RUN]           tests that passed and failed lately\n"
+	"       fswb results report RUN [TEST]     a failure report for a mailing list\n"
+	"       fswb results html RUN -o FILE      the run as one HTML page\n"
+	"RUN is a run's id, last, or last~N (the Nth before the last).\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} subcommands[] = {
+	{ "import", cmd_results_import },     { "compare", cmd_results_compare },
+	{ "baseline", cmd_results_baseline }, { "flaky", cmd_results_flaky },
+	{ "report", cmd_results_report },     { "html", cmd_results_html },
+};
 
 static const char *
 section_label(const struct section_result *s)
@@ -60,6 +80,13 @@ print_failures(const struct section_result *s)
 		header = true;
 		printf("  %s  %s%s%s\n", t->test, test_status_str(t->status), t->reason ? ": " : "",
 		       t->reason ? t->reason : "");
+		if (t->niterations > 1) {
+			unsigned passed, failed;
+
+			test_result_run_counts(t, &passed, &failed);
+			printf("      ran %zu times: %u passed, %u failed\n", t->niterations,
+			       passed, failed);
+		}
 		if (t->out_bad)
 			printf("      %s\n", t->out_bad);
 		if (t->full)
@@ -71,10 +98,24 @@ print_failures(const struct section_result *s)
 	}
 }
 
+/* One group's lines: count, cause, tests, and the fix or why there is none. */
 static void
-print_notrun(const struct section_result *s)
+print_notrun_group(const struct notrun_group *g)
+{
+	char *list = strvec_join(&g->tests, " ");
+
+	printf("  %3zu %-5s %s\n", g->tests.n, g->tests.n == 1 ? "test" : "tests", g->cause);
+	printf("            %s\n", list);
+	if (g->fix)
+		printf("            %s%s\n", g->natural ? "" : "fix: ", g->fix);
+	free(list);
+}
+
+static void
+print_notrun(const struct section_result *s, const struct profiles *profiles)
 {
 	struct strvec tests = STRVEC_INIT, reasons = STRVEC_INIT;
+	struct notrun_context ctx = { profiles, s->fstyp, appliance_packages };
 	struct notrun_groups g;
 
 	for (size_t i = 0; i < s->ntests; i++) {
@@ -84,18 +125,19 @@ print_notrun(const struct section_result *s)
 		strvec_push(&reasons, s->tests[i].reason ? s->tests[i].reason : "");
 	}
 	if (tests.n) {
-		notrun_group((const char *const *)tests.v, (const char *const *)reasons.v, tests.n,
-			     &g);
-		printf("\nNot run on %s, by cause:\n", section_label(s));
-		for (size_t j = 0; j < g.n; j++) {
-			char *list = strvec_join(&g.groups[j].tests, " ");
+		bool natural_header = false;
 
-			printf("  %3zu %-5s %s\n", g.groups[j].tests.n,
-			       g.groups[j].tests.n == 1 ? "test" : "tests", g.groups[j].cause);
-			printf("            %s\n", list);
-			if (g.groups[j].fix)
-				printf("            fix: %s\n", g.groups[j].fix);
-			free(list);
+		notrun_group((const char *const *)tests.v, (const char *const *)reasons.v, tests.n,
+			     &ctx, &g);
+		if (g.n && !g.groups[0].natural)
+			printf("\nNot run on %s, with a cause to fix:\n", section_label(s));
+		for (size_t j = 0; j < g.n; j++) {
+			if (g.groups[j].natural && !natural_header) {
+				printf("\nNot run on %s, not applying here (nothing to fix):\n",
+				       section_label(s));
+				natural_header = true;
+			}
+			print_notrun_group(&g.groups[j]);
 		}
 		notrun_groups_release(&g);
 	}
@@ -106,6 +148,12 @@ print_notrun(const struct section_result *s)
 void
 print_run_summary(const struct run_record *rec)
 {
+	struct profiles profiles;
+	char *datadir = fswb_datadir(), *dir = path_join(datadir, "profiles");
+	bool have_profiles = profiles_load(dir, &profiles) == OK;
+
+	if (!have_profiles)
+		error_clear(); /* the explanations then name no configuration */
 	if (rec->nsections)
 		putchar('\n');
 	for (size_t i = 0; i < rec->nsections; i++) {
@@ -120,11 +168,15 @@ print_run_summary(const struct run_record *rec)
 	for (size_t i = 0; i < rec->nsections; i++)
 		print_failures(&rec->sections[i]);
 	for (size_t i = 0; i < rec->nsections; i++)
-		print_notrun(&rec->sections[i]);
+		print_notrun(&rec->sections[i], have_profiles ? &profiles : NULL);
 	if (rec->stopped_at)
 		printf("\nThe run stopped in %s.\n", rec->stopped_at);
 	if (rec->error)
 		printf("\nError: %s\n", rec->error);
+	if (have_profiles)
+		profiles_release(&profiles);
+	free(dir);
+	free(datadir);
 }
 
 void
@@ -146,17 +198,7 @@ print_run_dir_summary(const char *dir)
 	free(path);
 }
 
-/* The run ids, oldest first. */
-static void
-list_ids(struct strvec *ids)
-{
-	char *runs = rundir_root();
-
-	rundir_list(runs, ids);
-	free(runs);
-}
-
-static void
+void
 print_json_text(char *text)
 {
 	fputs(text, stdout);
@@ -172,7 +214,7 @@ list_runs(bool json)
 	char *runs = rundir_root();
 	json_t *list = NULL;
 
-	list_ids(&ids);
+	history_list(&ids);
 	if (json)
 		list = json_array();
 	else if (!ids.n)
@@ -230,25 +272,15 @@ list_runs(bool json)
 }
 
 static int
-show_run(const char *id, bool json)
+show_run(const char *spec, bool json)
 {
-	struct strvec ids = STRVEC_INIT;
-	char *runs = rundir_root(), *dir = NULL, *path;
+	char *id, *dir, *path;
 	struct run_record rec;
 	int code = 0;
 
-	list_ids(&ids);
-	if (!strcmp(id, "last")) {
-		if (!ids.n)
-			die("fswb results: there are no runs yet; start one with 'fswb run'");
-		id = ids.v[ids.n - 1];
-	} else if (!strvec_contains(&ids, id)) {
-		const char *close = closest_match(id, (const char **)ids.v, ids.n);
-
-		die("fswb results: no run '%s' in %s%s%s%s; 'fswb results' lists them", id, runs,
-		    close ? " (did you mean '" : "", close ? close : "", close ? "'?)" : "");
-	}
-	dir = path_join(runs, id);
+	if (history_resolve(spec, &id) != OK)
+		return cmd_fail("results");
+	dir = history_run_dir(id);
 	path = path_join(dir, "run.json");
 	if (json) {
 		if (run_record_load(path, &rec) != OK) {
@@ -263,24 +295,8 @@ show_run(const char *id, bool json)
 	}
 	free(path);
 	free(dir);
-	free(runs);
-	strvec_clear(&ids);
+	free(id);
 	return code;
-}
-
-static int
-import_results(const char *path, bool json)
-{
-	struct run_record rec;
-
-	if (results_import(path, &rec) != OK)
-		return cmd_fail("results import");
-	if (json)
-		print_json_text(run_record_to_json(&rec));
-	else
-		print_run_summary(&rec);
-	run_record_release(&rec);
-	return 0;
 }
 
 int
@@ -294,6 +310,9 @@ cmd_results(int argc, char **argv)
 	bool json = false;
 	int c;
 
+	for (size_t i = 0; argc > 1 && i < ARRAY_SIZE(subcommands); i++)
+		if (!strcmp(argv[1], subcommands[i].name))
+			return subcommands[i].fn(argc - 1, argv + 1);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -314,8 +333,6 @@ cmd_results(int argc, char **argv)
 		return list_runs(json);
 	if (!strcmp(argv[0], "show") && argc == 2)
 		return show_run(argv[1], json);
-	if (!strcmp(argv[0], "import") && argc == 2)
-		return import_results(argv[1], json);
 	fputs(results_usage, stderr);
 	return 2;
 }

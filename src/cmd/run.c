@@ -176,7 +176,8 @@ on_stop(struct loop *loop, int signo, void *data)
 }
 
 int
-run_headless(const struct plan *plan, const struct profiles *profiles, bool json)
+run_headless(const struct plan *plan, const struct profiles *profiles, bool json,
+	     enum fail_on fail_on)
 {
 	struct printer p = { .json = json,
 			     .tty = !json && isatty(STDOUT_FILENO),
@@ -213,6 +214,8 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 		if (code == 2)
 			printf("Nothing could run%s.\n", p.errors.n ? "; see the error above" : "");
 	}
+	if (!plan->dry_run)
+		code = run_against_baseline(p.run_dir, json, fail_on, code);
 out:
 	engine_free(e);
 	loop_free(loop);

@@ -90,6 +90,7 @@ plan_copy(struct plan *dst, const struct plan *src)
 	dst->fstests_src = dup_or_null(src->fstests_src);
 	dst->shards = src->shards;
 	dst->test_timeout = src->test_timeout;
+	dst->rerun_failures = src->rerun_failures;
 	dst->stop_on_crash = src->stop_on_crash;
 	dst->dry_run = src->dry_run;
 	dst->shell = src->shell;
@@ -207,6 +208,8 @@ plan_to_json(const struct plan *plan)
 	json_object_set_new(root, "cpus", json_integer(plan->cpus));
 	if (plan->test_timeout)
 		json_object_set_new(root, "test_timeout", json_integer(plan->test_timeout));
+	if (plan->rerun_failures)
+		json_object_set_new(root, "rerun_failures", json_integer(plan->rerun_failures));
 	if (plan->stop_on_crash)
 		json_object_set_new(root, "stop_on_crash", json_true());
 	if (plan->dry_run)
@@ -349,10 +352,10 @@ out:
 enum status
 plan_from_json(const char *text, const char *source, struct plan *out)
 {
-	static const char *const keys[] = { "version", "kernel",       "configs",	"backend",
-					    "tests",   "fstests_src",  "shards",	"cpus",
-					    "mem",     "test_timeout", "stop_on_crash", "dry_run",
-					    "shell" };
+	static const char *const keys[] = { "version", "kernel",	"configs",	 "backend",
+					    "tests",   "fstests_src",	"shards",	 "cpus",
+					    "mem",     "test_timeout",	"stop_on_crash", "dry_run",
+					    "shell",   "rerun_failures" };
 	struct jreader r = { .source = source ? source : "plan" };
 	json_error_t jerr;
 	json_t *root, *obj;
@@ -391,6 +394,8 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 	    (rc = jread_count(&r, root, "shards", 64, &plan.shards)) != OK ||
 	    (rc = jread_count(&r, root, "cpus", 1024, &plan.cpus)) != OK ||
 	    (rc = jread_count(&r, root, "test_timeout", 7 * 86400, &plan.test_timeout)) != OK ||
+	    (rc = jread_count(&r, root, "rerun_failures", PLAN_RERUN_MAX, &plan.rerun_failures)) !=
+		    OK ||
 	    (rc = jread_bool(&r, root, "stop_on_crash", &plan.stop_on_crash)) != OK ||
 	    (rc = jread_bool(&r, root, "dry_run", &plan.dry_run)) != OK ||
 	    (rc = jread_bool(&r, root, "shell", &plan.shell)) != OK ||
@@ -632,6 +637,11 @@ plan_validate(const struct plan *plan, const struct profiles *profiles, const ch
 
 	if (plan->shards < 1 || plan->shards > 64)
 		return error(ERR_INVALID, "shards: %u is out of range; use 1 to 64", plan->shards);
+	if (plan->shards > 1)
+		return error(ERR_INVALID,
+			     "shards: running on %u guests at once is not available yet (each "
+			     "configuration runs in one guest); leave out --shards, or give 1",
+			     plan->shards);
 	if (plan->cpus < 1 || plan->cpus > 1024)
 		return error(ERR_INVALID, "cpus: %u is out of range; use 1 to 1024", plan->cpus);
 	if (plan->mem < (256ull << 20))

@@ -136,6 +136,15 @@ strbuf_setlen(struct strbuf *sb, size_t len)
 }
 
 void
+strbuf_drop_front(struct strbuf *sb, size_t n)
+{
+	if (n > sb->len)
+		BUG("strbuf_drop_front beyond the end");
+	memmove(sb->buf, sb->buf + n, sb->len - n);
+	strbuf_setlen(sb, sb->len - n);
+}
+
+void
 strbuf_add(struct strbuf *sb, const void *data, size_t len)
 {
 	if (!len)

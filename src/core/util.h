@@ -64,6 +64,8 @@ void strbuf_addch(struct strbuf *sb, int c);
 void strbuf_add_utf8(struct strbuf *sb, unsigned long cp);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_setlen(struct strbuf *sb, size_t len);
+/* Drop the first n bytes (those written out of a queue). */
+void strbuf_drop_front(struct strbuf *sb, size_t n);
 /* Hand the buffer to the caller (free() it); sb is left empty. */
 char *strbuf_detach(struct strbuf *sb);
 

@@ -53,6 +53,7 @@ test_result_release(struct test_result *t)
 	free(t->full);
 	free(t->dmesg);
 	free(t->kmsg);
+	free(t->iterations);
 }
 
 static void
@@ -127,6 +128,27 @@ is_failure(enum test_status st)
 	return st == TS_FAIL || st == TS_CRASHED || st == TS_HUNG;
 }
 
+static void
+push_iteration(struct test_result *t, enum test_status status, double seconds)
+{
+	ALLOC_GROW(t->iterations, t->niterations + 1, t->alloc_iterations);
+	t->iterations[t->niterations++] = (struct test_iteration){ status, seconds };
+}
+
+void
+test_result_run_counts(const struct test_result *t, unsigned *passed, unsigned *failed)
+{
+	*passed = *failed = 0;
+	for (size_t i = 0; i < t->niterations; i++) {
+		*passed += t->iterations[i].status == TS_PASS;
+		*failed += is_failure(t->iterations[i].status);
+	}
+	if (!t->niterations) {
+		*passed = t->status == TS_PASS;
+		*failed = is_failure(t->status);
+	}
+}
+
 struct test_result *
 section_add_test(struct section_result *sec, const char *test, enum test_status status,
 		 double seconds, unsigned reasons, const char *reason, const char *detail,
@@ -135,6 +157,9 @@ section_add_test(struct section_result *sec, const char *test, enum test_status 
 	struct test_result *t = section_find_test(sec, test);
 
 	if (t) {
+		if (!t->niterations)
+			push_iteration(t, t->status, t->seconds);
+		push_iteration(t, status, seconds);
 		t->reruns++;
 		if (is_failure(status) && !is_failure(t->status)) {
 			t->status = status;
@@ -389,6 +414,18 @@ jtest(const struct test_result *t)
 	json_object_set_new(o, "detail", jstr(t->detail));
 	json_object_set_new(o, "hints", jstr(t->hints));
 	json_object_set_new(o, "reruns", json_integer(t->reruns));
+	if (t->niterations) {
+		json_t *its = json_array();
+
+		for (size_t i = 0; i < t->niterations; i++)
+			json_array_append_new(
+				its, json_pack("{s:s,s:o}", "status",
+					       test_status_str(t->iterations[i].status), "seconds",
+					       t->iterations[i].seconds >= 0
+						       ? json_real(t->iterations[i].seconds)
+						       : json_null()));
+		json_object_set_new(o, "iterations", its);
+	}
 	if (t->out_bad)
 		json_object_set_new(a, "out_bad", jstr(t->out_bad));
 	if (t->full)
@@ -492,6 +529,32 @@ jget_time(struct jreader *c, json_t *o, const char *field, uint64_t *out)
 	return rc;
 }
 
+/* "iterations": [ { "status": ..., "seconds": ... } ], when there. */
+static enum status
+read_iterations(struct jreader *c, json_t *a, struct test_result *t)
+{
+	size_t i;
+	json_t *it;
+
+	if (!a || json_is_null(a))
+		return OK;
+	if (!json_is_array(a))
+		return jread_bad_at(c, "iterations", "must be a list");
+	json_array_foreach(a, i, it)
+	{
+		json_t *st = json_object_get(it, "status"), *secs = json_object_get(it, "seconds");
+		enum test_status status;
+
+		if (!json_is_string(st) || test_status_parse(json_string_value(st), &status) != OK)
+			return jread_bad_at(c, "iterations", "holds a run without a known status");
+		if (secs && !json_is_null(secs) && !json_is_number(secs))
+			return jread_bad_at(c, "iterations",
+					    "holds a run whose seconds are not a number");
+		push_iteration(t, status, json_is_number(secs) ? json_number_value(secs) : -1);
+	}
+	return OK;
+}
+
 static enum status
 read_test(struct jreader *c, json_t *o, struct section_result *sec)
 {
@@ -568,6 +631,8 @@ read_test(struct jreader *c, json_t *o, struct section_result *sec)
 		goto out;
 	t = section_add_test(sec, test, st, seconds, reasons, reason, detail, hints);
 	t->reruns = reruns;
+	if ((rc = read_iterations(c, json_object_get(o, "iterations"), t)) != OK)
+		goto out;
 	a = json_object_get(o, "artifacts");
 	if (a && !json_is_null(a)) {
 		if (!json_is_object(a)) {
@@ -913,6 +978,18 @@ junit_properties(struct strbuf *sb, const struct run_record *rec, const struct s
 }
 
 static void
+junit_failure(struct strbuf *sb, enum test_status status, const char *msg)
+{
+	strbuf_adds(sb, "\t\t<failure");
+	xml_attr(sb, "message", msg);
+	xml_attr(sb, "type",
+		 status == TS_FAIL	? "TestFail"
+		 : status == TS_CRASHED ? "TestCrash"
+					: "TestHang");
+	strbuf_adds(sb, "/>\n");
+}
+
+static void
 junit_testcase(struct strbuf *sb, const char *classname, const struct test_result *t)
 {
 	char secs[32];
@@ -932,13 +1009,7 @@ junit_testcase(struct strbuf *sb, const char *classname, const struct test_resul
 		char *msg = t->reason ? xstrdup(t->reason)
 				      : xasprintf("Test %s failed, reason unknown", t->test);
 
-		strbuf_adds(sb, "\t\t<failure");
-		xml_attr(sb, "message", msg);
-		xml_attr(sb, "type",
-			 t->status == TS_FAIL	   ? "TestFail"
-			 : t->status == TS_CRASHED ? "TestCrash"
-						   : "TestHang");
-		strbuf_adds(sb, "/>\n");
+		junit_failure(sb, t->status, msg);
 		free(msg);
 		xml_file_block(sb, "system-out", t->full);
 		xml_file_block(sb, "kernel-log", t->kmsg ? t->kmsg : t->dmesg);
@@ -948,6 +1019,30 @@ junit_testcase(struct strbuf *sb, const char *classname, const struct test_resul
 			xml_file_block(sb, "system-err", t->out_bad);
 	}
 	strbuf_adds(sb, "\t</testcase>\n");
+	for (size_t i = 1; i < t->niterations; i++) {
+		const struct test_iteration *it = &t->iterations[i];
+
+		fmt_seconds(secs, sizeof(secs), it->seconds);
+		strbuf_adds(sb, "\t<testcase");
+		xml_attr(sb, "classname", classname);
+		xml_attr(sb, "name", t->test);
+		xml_attr(sb, "time", secs);
+		if (it->status == TS_PASS) {
+			strbuf_adds(sb, "/>\n");
+			continue;
+		}
+		strbuf_adds(sb, ">\n");
+		if (is_failure(it->status)) {
+			char *msg = xasprintf("Test %s failed again (run %zu of %zu)", t->test,
+					      i + 1, t->niterations);
+
+			junit_failure(sb, it->status, msg);
+			free(msg);
+		} else {
+			strbuf_adds(sb, "\t\t<skipped message=\"not run\"/>\n");
+		}
+		strbuf_adds(sb, "\t</testcase>\n");
+	}
 }
 
 static void
@@ -2094,12 +2189,6 @@ import_report_dir(struct run_record *rec, const char *dir, const char *name)
 	free(time_path);
 }
 
-static int
-cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static enum status
 import_results_dir(const char *dir, struct run_record *rec)
 {
@@ -2148,8 +2237,7 @@ import_results_dir(const char *dir, struct run_record *rec)
 			free(p);
 		}
 		closedir(d);
-		if (subs.n > 1)
-			qsort(subs.v, subs.n, sizeof(*subs.v), cmp_name);
+		strvec_sort(&subs);
 		if (!subs.n) {
 			strvec_clear(&subs);
 			return error(ERR_NOTFOUND,

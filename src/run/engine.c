@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,15 +22,15 @@
 #include "fstests/kmsg.h"
 #include "fstests/localconfig.h"
 #include "fstests/results.h"
+#include "run/plan_check.h"
 #include "kbuild/kbuild.h"
 #include "kbuild/kernel.h"
 #include "rootfs/appliance.h"
 #include "rootfs/initramfs.h"
 #include "run/inventory.h"
 
-#define HELLO_LIMIT_KVM	 120 /* seconds from QEMU's start to the agent's HELLO */
-#define HELLO_LIMIT_TCG	 300
 #define WATCH_MS	 1000
+#define SHELL_OUT_MAX	 (1u << 20)  /* shell output queued for a front end that does not read */
 #define CONSOLE_TAIL	 80	     /* kernel-log lines kept with a crashed or hung test */
 #define CONSOLE_LINE_MAX (64u << 10) /* a longer line of check -n is cut */
 /* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its expected time
@@ -62,6 +63,8 @@ struct engine {
 	bool files_failed;
 
 	/* what the stages produced */
+	const struct backend_ops *backend;
+	struct backend_run *run;
 	struct kernel kernel;
 	bool have_kernel;
 	struct appliance appliance;
@@ -94,11 +97,18 @@ struct engine {
 	unsigned ended_here;	    /* tests that ended in this guest */
 	unsigned kmsg_bad;	    /* KMSG_BAD flags of this guest\'s kernel log */
 	bool restart;		    /* start a new guest for the remaining tests */
-	int shell_fd;		    /* the guest's shell (plan.shell), or -1 */
+	int shell_fd;		    /* the front end's end of the shell (plan.shell), or -1 */
+	int shell_mine;		    /* ours: relayed to and from the session's shell stream */
+	struct strbuf shell_out;    /* shell output the front end has not read yet */
 	bool dry_run_ok;	    /* check -n ran and said which tests would run */
 	struct line_asm out_line;   /* check -n's output, line by line */
 	struct event_bus check_bus; /* the parser's events, through on_check_event */
 	bool got_exit, got_result, boot_end_sent, job_sent;
+	/*
+	 * unpack_results runs tar and the loop meanwhile: a guest that ends
+	 * then (Ctrl-C) must not end the configuration under it.
+	 */
+	bool unpacking, done_pending;
 	int check_status;
 	int result_fd;
 	char *result_path;
@@ -116,6 +126,7 @@ struct engine {
 
 static void next_config(struct engine *e);
 static void start_config(struct engine *e);
+static void deferred_config_done(struct loop *loop, void *data);
 
 static void
 push_owned(struct strvec *sv, char *s)
@@ -301,7 +312,9 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->loop = loop;
 	e->bus = bus;
 	e->events_fd = e->console_fd = e->kernel_fd = e->result_fd = e->shell_fd = -1;
+	e->shell_mine = -1;
 	line_asm_init(&e->out_line, CONSOLE_LINE_MAX, false);
+	strbuf_init(&e->shell_out);
 	e->exit_code = 2;
 	e->guest_busy = -1;
 	strvec_init(&e->ended);
@@ -561,28 +574,28 @@ config_disks(const struct fs_config *c, struct session_disk *d, char names[][16]
 {
 	size_t n = 0;
 
-	d[n++] = (struct session_disk){ "test", c->test_size };
+	d[n++] = (struct session_disk){ .role = "test", .size = c->test_size };
 	if (c->pool_devices) {
 		for (unsigned i = 0; i < c->pool_devices && i < 16; i++) {
 			snprintf(names[i], 16, "pool%u", i + 1);
-			d[n++] = (struct session_disk){ names[i], c->scratch_size };
+			d[n++] = (struct session_disk){ .role = names[i], .size = c->scratch_size };
 		}
 	} else if (c->scratch_size) {
-		d[n++] = (struct session_disk){ "scratch", c->scratch_size };
+		d[n++] = (struct session_disk){ .role = "scratch", .size = c->scratch_size };
 	}
 	/* TEST and SCRATCH each get their own external log and realtime devices,
 	 * as xfstests-bld gives them */
 	if (c->logdev_size) {
-		d[n++] = (struct session_disk){ "test_logdev", c->logdev_size };
-		d[n++] = (struct session_disk){ "logdev", c->logdev_size };
+		d[n++] = (struct session_disk){ .role = "test_logdev", .size = c->logdev_size };
+		d[n++] = (struct session_disk){ .role = "logdev", .size = c->logdev_size };
 	}
 	if (c->rtdev_size) {
-		d[n++] = (struct session_disk){ "test_rtdev", c->rtdev_size };
-		d[n++] = (struct session_disk){ "rtdev", c->rtdev_size };
+		d[n++] = (struct session_disk){ .role = "test_rtdev", .size = c->rtdev_size };
+		d[n++] = (struct session_disk){ .role = "rtdev", .size = c->rtdev_size };
 	}
 	/* LOGWRITES_DEV for the log-replay tests (dm-log-writes), scratch-sized */
 	if (c->scratch_size)
-		d[n++] = (struct session_disk){ "logwrites", c->scratch_size };
+		d[n++] = (struct session_disk){ .role = "logwrites", .size = c->scratch_size };
 	return n;
 }
 
@@ -613,41 +626,39 @@ mkfs_words(const struct fs_config *c, const char *dev, const char *logdev, const
 }
 
 /*
- * check's test selection for the plan (the test set's groups, then the
- * plan's own, exclusions, named tests) and the settings it gives check.
+ * check's test selection for the plan (plan_check_selection(): the groups,
+ * exclusions and named tests) and the settings it gives check.
  */
 static void
 check_words(struct engine *e, const struct agent_job *job, struct strvec *out, struct strvec *env)
 {
-	const struct plan_tests *t = &e->plan.tests;
-	const struct test_set *set = t->preset ? profiles_set(e->profiles, t->preset) : NULL;
+	struct check_selection sel;
 
-	if (set) {
-		for (size_t i = 0; i < set->groups.n; i++)
-			strvec_pushv(out, (const char *const[]){ "-g", set->groups.v[i], NULL });
-		for (size_t i = 0; i < set->xgroups.n; i++)
-			strvec_pushv(out, (const char *const[]){ "-x", set->xgroups.v[i], NULL });
-		for (size_t i = 0; i < set->env.n; i++)
-			strvec_push(env, set->env.v[i]);
+	plan_check_selection(&e->plan, e->profiles, e->cfg, &sel);
+	for (size_t i = 0; i < sel.env.n; i++)
+		strvec_push(env, sel.env.v[i]);
+	for (size_t i = 0; i < sel.groups.n; i++)
+		strvec_pushv(out, (const char *const[]){ "-g", sel.groups.v[i], NULL });
+	for (size_t i = 0; i < sel.xgroups.n; i++)
+		strvec_pushv(out, (const char *const[]){ "-x", sel.xgroups.v[i], NULL });
+	if (e->plan.rerun_failures) { /* check -L N */
+		strvec_push(out, "-L");
+		strvec_pushf(out, "%u", e->plan.rerun_failures);
 	}
-	for (size_t i = 0; i < t->groups.n; i++)
-		strvec_pushv(out, (const char *const[]){ "-g", t->groups.v[i], NULL });
-	for (size_t i = 0; i < t->xgroups.n; i++)
-		strvec_pushv(out, (const char *const[]){ "-x", t->xgroups.v[i], NULL });
-	if (t->exclude.n) {
-		char *list = strvec_join(&t->exclude, ",");
+	if (sel.exclude.n) {
+		char *list = strvec_join(&sel.exclude, ",");
 
 		strvec_pushv(out, (const char *const[]){ "-e", list, NULL });
 		free(list);
 	}
-	for (size_t i = 0; i < t->exclude_files.n; i++) {
+	for (size_t i = 0; i < sel.exclude_files.n; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "exclude-%zu", i);
 		strvec_push(out, "-E");
 		push_owned(out, agent_job_path(job, name));
 	}
-	if (e->cfg->exclude) {
+	if (sel.config_exclude) {
 		strvec_push(out, "-E");
 		push_owned(out, agent_job_path(job, "exclude-config"));
 	}
@@ -655,9 +666,9 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 		strvec_push(out, "-E");
 		push_owned(out, agent_job_path(job, "exclude-done"));
 	}
-	for (size_t i = 0; i < t->tests.n; i++)
-		if (catalogue_name_fits(t->tests.v[i], e->cfg->fstyp))
-			strvec_push(out, t->tests.v[i]);
+	for (size_t i = 0; i < sel.tests.n; i++)
+		strvec_push(out, sel.tests.v[i]);
+	check_selection_release(&sel);
 }
 
 /* results/CONFIG-SLUG/: check's results directory and the kernel-log slices. */
@@ -710,6 +721,45 @@ frame_host_file(struct strbuf *frame, const char *name, const char *path)
 	return rc;
 }
 
+/*
+ * A backend that destroys data on the test machine formats only devices the
+ * user named in -o wipe=DEV[,DEV...]; else the error names them all.
+ */
+static enum status
+wipe_confirmed(struct engine *e, size_t ndisks)
+{
+	const char *wipe = plan_backend_opt(&e->plan, "wipe");
+	struct strvec ok = STRVEC_INIT, missing = STRVEC_INIT, all = STRVEC_INIT;
+	enum status rc = OK;
+
+	if (!(e->backend->caps & BACKEND_WIPES))
+		return OK;
+	if (wipe)
+		strvec_split(&ok, wipe, ",");
+	for (size_t i = 0; i < ndisks; i++) {
+		char *dev = session_disk_path(e->session, i);
+
+		strvec_push(&all, dev);
+		if (!strvec_contains(&ok, dev))
+			strvec_push(&missing, dev);
+		free(dev);
+	}
+	if (missing.n) {
+		char *list = strvec_join(&all, ","), *miss = strvec_join(&missing, ", ");
+
+		rc = error(ERR_INVALID,
+			   "the tests of '%s' would format %s on the test machine, destroying "
+			   "what is on it; if that is what you want, confirm with -o wipe=%s",
+			   e->cfg->name, miss, list);
+		free(list);
+		free(miss);
+	}
+	strvec_clear(&ok);
+	strvec_clear(&missing);
+	strvec_clear(&all);
+	return rc;
+}
+
 /* READY came: send the job (as FILEs) and RUN. */
 static void
 send_job(struct engine *e)
@@ -722,8 +772,13 @@ send_job(struct engine *e)
 	struct strvec mkfs = STRVEC_INIT, opts = STRVEC_INIT, tests = STRVEC_INIT;
 	struct strvec env = STRVEC_INIT, pool = STRVEC_INIT;
 	struct strbuf lc = STRBUF_INIT, jobenv = STRBUF_INIT, frame = STRBUF_INIT;
-	static const char *const mounts[] = { "/mnt/test", "/mnt/scratch", NULL };
-	struct agent_job job = { .fstyp = e->cfg->fstyp,
+	struct session_layout where = session_layout(e->session);
+	char *test_mnt = path_join(where.mnt_dir, "test");
+	char *scratch_mnt = path_join(where.mnt_dir, "scratch");
+	const char *const mounts[] = { test_mnt, scratch_mnt, NULL };
+	struct agent_job job = { .fstests_dir = where.fstests_dir,
+				 .job_dir = where.job_dir,
+				 .fstyp = e->cfg->fstyp,
 				 .config = "local.config",
 				 .mount_points = mounts };
 	char *test_dev = disk_role_path(e, disks, ndisks, "test");
@@ -764,7 +819,9 @@ send_job(struct engine *e)
 	job.mkfs_test = (const char *const *)mkfs.v;
 	job.check_opts = (const char *const *)opts.v;
 	job.check_tests = (const char *const *)tests.v;
-	rc = localconfig_write(&sec, 1, NULL, &env, &lc);
+	rc = wipe_confirmed(e, ndisks);
+	if (rc == OK)
+		rc = localconfig_write(&sec, 1, NULL, &env, &lc);
 	if (rc == OK) {
 		keep_localconfig(e, &lc, &mkfs);
 		rc = agent_job_env(&jobenv, &job);
@@ -805,6 +862,8 @@ send_job(struct engine *e)
 		e->phase = PH_DONE;
 		session_cancel(e->session);
 	}
+	free(test_mnt);
+	free(scratch_mnt);
 	free(test_dev);
 	free(scratch);
 	free(logdev);
@@ -858,8 +917,10 @@ unpack_results(struct engine *e)
 
 	stage(e, EV_STAGE_BEGIN, "results", e->cfg->name, -1);
 	rc = mkdir_p(dest, 0755);
+	e->unpacking = true;
 	if (rc == OK)
 		rc = spawn_run(e->loop, argv, NULL, true, 8192, &out, &ex);
+	e->unpacking = false;
 	if (rc == OK && (!ex.exited || ex.code))
 		rc = error(ERR_CHILD, "cannot unpack the results of '%s' (%s): %s", e->cfg->name,
 			   e->result_path, out.buf);
@@ -872,6 +933,10 @@ unpack_results(struct engine *e)
 	stage_end(e, "results", rc, rc == OK ? NULL : error_msg());
 	strbuf_release(&out);
 	free(dest);
+	if (e->done_pending) {
+		e->done_pending = false;
+		loop_add_timer(e->loop, 0, false, deferred_config_done, e);
+	}
 }
 
 /* A RESULT piece: the results tarball, streamed to a file. */
@@ -935,6 +1000,80 @@ console_lines(struct engine *e, const char *buf, size_t len)
 	line_asm_feed(&e->out_line, buf, len, console_line, e);
 }
 
+/* ---- the shell: a socket pair between the front end and the session's shell stream ---- */
+
+static void
+shell_close(struct engine *e)
+{
+	if (e->shell_mine >= 0)
+		loop_del_fd(e->loop, e->shell_mine);
+	close_fd(&e->shell_mine);
+	close_fd(&e->shell_fd);
+	strbuf_reset(&e->shell_out);
+}
+
+/* The front end's keys to the session; the session's output to the front end. */
+static void
+on_shell_fd(struct loop *loop, int fd, short revents, void *data)
+{
+	struct engine *e = data;
+	char buf[4096];
+	ssize_t n;
+
+	while (e->shell_out.len && (n = write(fd, e->shell_out.buf, e->shell_out.len)) > 0) {
+		strbuf_drop_front(&e->shell_out, (size_t)n);
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (e->session && session_shell_send(e->session, buf, (size_t)n) != OK)
+			warn(e, error_msg());
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		loop_del_fd(loop, fd);
+		close_fd(&e->shell_mine); /* the front end left; engine_shell_end follows */
+		return;
+	}
+	loop_mod_fd(loop, fd, POLLIN | (e->shell_out.len ? POLLOUT : 0));
+}
+
+/* The session's shell output; len 0: the shell ended, so its end reaches the front end. */
+static void
+on_shell(void *data, const char *buf, size_t len)
+{
+	struct engine *e = data;
+
+	if (e->shell_mine < 0)
+		return;
+	if (!len) {
+		/* what is still queued is lost with the shell: its last words were sent */
+		loop_del_fd(e->loop, e->shell_mine);
+		close_fd(&e->shell_mine);
+		return;
+	}
+	if (e->shell_out.len + len <= SHELL_OUT_MAX)
+		strbuf_add(&e->shell_out, buf, len);
+	on_shell_fd(e->loop, e->shell_mine, POLLOUT, e);
+}
+
+static enum status
+shell_open(struct engine *e)
+{
+	int sv[2];
+	enum status rc;
+
+	if (e->shell_fd >= 0)
+		return OK;
+	rc = session_shell_open(e->session);
+	if (rc != OK)
+		return rc;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return error(ERR_IO, "cannot make a socket pair for the shell: %s",
+			     strerror(errno));
+	fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) | O_NONBLOCK);
+	e->shell_fd = sv[0];
+	e->shell_mine = sv[1];
+	loop_add_fd(e->loop, sv[1], POLLIN, on_shell_fd, e);
+	return OK;
+}
+
 static enum status
 on_agent_msg(const struct agent_msg *m, void *data)
 {
@@ -944,6 +1083,14 @@ on_agent_msg(const struct agent_msg *m, void *data)
 	char *text;
 
 	e->last_heard_ms = loop_now_ms();
+	/* check's output, results and status belong between RUN and EXIT; one HELLO */
+	if (((m->type == AGENT_OUT || m->type == AGENT_RESULT || m->type == AGENT_EXIT) &&
+	     (e->phase != PH_TESTS || e->got_exit)) ||
+	    (m->type == AGENT_HELLO && e->boot_end_sent))
+		return error(ERR_PROTOCOL, "%s came out of order (%s)", agent_type_name(m->type),
+			     m->type == AGENT_HELLO ? "a second HELLO"
+			     : e->got_exit	    ? "after check's EXIT"
+						    : "the tests were not running");
 	switch (m->type) {
 	case AGENT_HELLO:
 		if (agent_hello_parse(m, &hello) != OK)
@@ -1011,7 +1158,7 @@ on_agent_msg(const struct agent_msg *m, void *data)
 		save_result(e, m);
 		break;
 	case AGENT_SHELLREADY:
-		if (session_shell(e->session, &e->shell_fd) != OK) {
+		if (shell_open(e) != OK) {
 			warn(e, error_msg());
 			break;
 		}
@@ -1072,7 +1219,7 @@ config_done(struct engine *e)
 	e->kmsg = NULL;
 	agent_reader_release(&e->reader);
 	close_fd(&e->result_fd);
-	close_fd(&e->shell_fd);
+	shell_close(e);
 	line_asm_reset(&e->out_line);
 	free(e->cfg_slug);
 	e->cfg_slug = NULL;
@@ -1096,7 +1243,13 @@ config_done(struct engine *e)
 static void
 deferred_config_done(struct loop *loop, void *data)
 {
-	config_done(data);
+	struct engine *e = data;
+
+	if (e->unpacking) {
+		e->done_pending = true; /* unpack_results ends the configuration */
+		return;
+	}
+	config_done(e);
 }
 
 /*
@@ -1190,7 +1343,7 @@ watch(struct loop *loop, void *data)
 	char *msg;
 
 	if (e->phase == PH_BOOT) {
-		limit = session_slow(e->session) ? HELLO_LIMIT_TCG : HELLO_LIMIT_KVM;
+		limit = session_boot_limit(e->session);
 		if (now - e->phase_ms > limit * 1000ull) {
 			struct strbuf sb = STRBUF_INIT;
 
@@ -1233,14 +1386,27 @@ watch(struct loop *loop, void *data)
 	session_cancel(e->session);
 }
 
+/* fswb-agent on this host (for a machine without the appliance), or NULL. */
+static char *
+agent_path(void)
+{
+	char *dir = rootfs_agent_dir(), *p;
+
+	if (!dir)
+		return NULL;
+	p = path_join(dir, "fswb-agent");
+	free(dir);
+	return p;
+}
+
 static void
 start_config(struct engine *e)
 {
 	struct session_disk disks[24];
 	char names[16][16];
 	struct session_spec spec = { 0 };
-	struct session_callbacks cb = { on_control, on_console, on_guest_exit };
-	char *workdir, *slug, *slices;
+	struct session_callbacks cb = { on_control, on_console, on_shell, on_guest_exit };
+	char *workdir, *slug, *slices, *agent;
 	enum status rc;
 	const char *notice;
 
@@ -1262,17 +1428,26 @@ start_config(struct engine *e)
 	workdir = xasprintf("%s/guest-%s", e->dir, slug);
 	spec.name = slug;
 	spec.workdir = workdir;
-	spec.kernel = e->kernel.image;
+	spec.arch = arch_find(e->plan.kernel.arch); /* plan_validate knows the names */
+	if (!spec.arch)
+		BUG("unknown arch '%s' in a validated plan", e->plan.kernel.arch);
+	spec.kernel = e->have_kernel ? e->kernel.image : NULL;
 	spec.initrd = e->initrd;
-	spec.appliance = e->appliance.image;
+	spec.appliance = e->have_appliance ? e->appliance.image : NULL;
+	spec.agent = agent = e->have_appliance ? NULL : agent_path();
 	spec.disks = disks;
 	spec.ndisks = config_disks(e->cfg, disks, names);
 	spec.cpus = e->plan.cpus;
 	spec.mem = e->plan.mem;
-	spec.plan = &e->plan;
+	spec.options = (const char *const *)e->plan.backend_opts.v;
 	stage(e, EV_STAGE_BEGIN, "boot", e->cfg->name, -1);
-	rc = session_start(backend_find(e->plan.backend), e->loop, &spec, &cb, e, &e->session);
+	if (!e->have_appliance && !agent)
+		rc = error(ERR_NOTFOUND, "the guest agent (fswb-agent) is not installed with "
+					 "fswb: reinstall it (make install)");
+	else
+		rc = session_start(e->backend, e->loop, e->run, &spec, &cb, e, &e->session);
 	free(workdir);
+	free(agent);
 	if (rc != OK) {
 		stage_end(e, "boot", rc, error_msg());
 		loop_add_timer(e->loop, 0, false, deferred_config_done, e);
@@ -1370,9 +1545,52 @@ finish_run(struct engine *e)
 	ev.u.end.exit_code = e->exit_code;
 	ev.u.end.interrupted = e->interrupted;
 	ev.u.end.counts = e->counts;
+	backend_discard(e->run);
+	e->run = NULL;
 	e->done = true;
 	emit(e, &ev);
 	results_writer_flush(&e->results);
+}
+
+/*
+ * The backend: its options, what a killed fswb left behind (removed), its
+ * cost line, its run-wide artifacts.
+ */
+static enum status
+prepare_backend(struct engine *e)
+{
+	struct strvec reaped = STRVEC_INIT;
+	enum status rc;
+	char *cost;
+
+	rc = backend_check_options(&e->plan);
+	if (rc != OK) {
+		fail_event(e, rc, error_msg());
+		return rc;
+	}
+	e->backend = backend_find(e->plan.backend);
+	backend_leases_reap(&reaped);
+	for (size_t i = 0; i < reaped.n; i++) {
+		char *msg = xasprintf("removed what an earlier fswb left behind: %s", reaped.v[i]);
+
+		warn(e, msg);
+		free(msg);
+	}
+	strvec_clear(&reaped);
+	cost = backend_cost(e->backend, &e->plan);
+	if (cost) {
+		warn(e, cost);
+		free(cost);
+	}
+	rc = backend_prepare(e->backend, e->loop, &e->plan, &e->run);
+	if (rc != OK) {
+		char *msg = xasprintf("the '%s' backend cannot prepare the run: %s",
+				      e->backend->name, error_msg());
+
+		fail_event(e, rc, msg);
+		free(msg);
+	}
+	return rc;
 }
 
 static void
@@ -1384,7 +1602,10 @@ begin(struct loop *loop, void *data)
 	ev.u.run.id = e->id;
 	load_expectations(e, &ev);
 	emit(e, &ev);
-	if (prepare_kernel(e) != OK || e->interrupted || prepare_appliance(e) != OK ||
+	if (prepare_backend(e) != OK ||
+	    ((e->backend->caps & BACKEND_BOOTS_KERNEL) && prepare_kernel(e) != OK) ||
+	    e->interrupted ||
+	    ((e->backend->caps & BACKEND_APPLIANCE) && prepare_appliance(e) != OK) ||
 	    e->interrupted) {
 		finish_run(e);
 		return;
@@ -1445,7 +1666,7 @@ engine_shell_end(struct engine *e)
 {
 	if (e->shell_fd < 0)
 		return;
-	close_fd(&e->shell_fd);
+	shell_close(e);
 	stage_end(e, "shell", OK, NULL);
 	if (e->session && e->phase == PH_SHELL)
 		poweroff(e);
@@ -1494,7 +1715,9 @@ engine_free(struct engine *e)
 	close_fd(&e->console_fd);
 	close_fd(&e->kernel_fd);
 	close_fd(&e->result_fd);
-	close_fd(&e->shell_fd);
+	shell_close(e);
+	backend_discard(e->run);
+	strbuf_release(&e->shell_out);
 	line_asm_release(&e->out_line);
 	plan_release(&e->plan);
 	free(e->initrd);

@@ -2,7 +2,9 @@
 /*
  * The test detail: one test of a run in panes: the golden-output diff in
  * colour, its .full log, its kernel log alone, and what it means (the
- * not-run explainer, the failure's causes). r runs it again alone.
+ * not-run explainer, the failure's causes). r runs it again alone; m
+ * writes its report for a mailing list (`fswb results report`) to a file
+ * of the run directory.
  *
  * Files come from the run directory: run.json's artifact paths (moved
  * directories are looked up below run_dir/results/ too), else
@@ -14,12 +16,15 @@
 #include <string.h>
 
 #include "core/paths.h"
+#include "core/profile.h"
 #include "core/status.h"
 #include "fstests/kmsg.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
+#include "rootfs/appliance.h"
 #include "view/diff.h"
 #include "ui/pager.h"
+#include "run/reportctx.h"
 
 #define DETAIL_FILE_MAX (4u << 20)
 
@@ -186,7 +191,7 @@ reason_meaning(enum fail_reason_bit b)
 }
 
 static void
-add_hints(struct textdoc *d, const struct rm_test *t, int width)
+add_hints(struct textdoc *d, const struct rm_test *t, const struct notrun_context *ctx, int width)
 {
 	struct notrun_explanation ex;
 
@@ -200,30 +205,27 @@ add_hints(struct textdoc *d, const struct rm_test *t, int width)
 		textdoc_add(d, R_PASS, "Passed: its output matched the golden output.");
 		break;
 	case TS_NOTRUN:
-		textdoc_add(d, R_NOTRUN, "Not run: the test decided it does not apply here.");
+		notrun_explain(t->reason ? t->reason : "", ctx, &ex);
+		textdoc_add(d, R_NOTRUN,
+			    ex.natural ? "Not run: the test does not apply here (nothing is wrong)."
+			    : ex.fix   ? "Not run: something it needs is missing, and can be fixed."
+				       : "Not run: the test decided not to run.");
 		textdoc_add(d, R_NORMAL, "");
 		textdoc_add_wrapped(d, R_NORMAL, t->reason ? t->reason : "(no reason given)",
 				    width);
-		memset(&ex, 0, sizeof(ex));
-		notrun_explain(t->reason ? t->reason : "", &ex);
 		textdoc_add(d, R_NORMAL, "");
-		if (ex.cause) {
+		if (ex.id) {
 			char *s = xasprintf("Why: %s", ex.cause);
 
 			textdoc_add_wrapped(d, R_BOLD, s, width);
 			free(s);
 		}
 		if (ex.fix) {
-			char *s = xasprintf("Fix: %s", ex.fix);
+			char *s = xasprintf("%s%s", ex.natural ? "" : "Fix: ", ex.fix);
 
-			textdoc_add_wrapped(d, R_NORMAL, s, width);
+			textdoc_add_wrapped(d, ex.natural ? R_DIM : R_NORMAL, s, width);
 			free(s);
 		}
-		if (ex.natural)
-			textdoc_add_wrapped(d, R_DIM,
-					    "Nothing is wrong: this test does not apply to this "
-					    "configuration.",
-					    width);
 		notrun_explanation_release(&ex);
 		break;
 	case TS_CRASHED:
@@ -279,6 +281,34 @@ add_hints(struct textdoc *d, const struct rm_test *t, int width)
 	}
 }
 
+/* m: the test's report for a mailing list, in RUN_DIR/report-TEST.txt. */
+static void
+write_report(struct ui *ui, const struct detail *dt)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct run_words w;
+	char *name, *path;
+
+	if (!dt->run_dir || run_words_load(dt->run_dir, &w) != OK) {
+		ui_msg(ui, true, "no report: %s", dt->run_dir ? error_msg() : "no run directory");
+		return;
+	}
+	w.in.test = dt->test;
+	name = xasprintf("report-%s.txt", dt->test);
+	for (char *c = name; *c; c++)
+		if (*c == '/')
+			*c = '-';
+	path = path_join(dt->run_dir, name);
+	if (report_text(&w.in, &sb) != OK || write_file_atomic(path, sb.buf, sb.len, 0644) != OK)
+		ui_msg(ui, true, "no report: %s", error_msg());
+	else
+		ui_msg(ui, false, "the report for the mailing list is in %s", path);
+	free(path);
+	free(name);
+	strbuf_release(&sb);
+	run_words_release(&w);
+}
+
 static enum reaction
 detail_key(struct ui *ui, struct pager *p, int key)
 {
@@ -298,6 +328,9 @@ detail_key(struct ui *ui, struct pager *p, int key)
 			return REACT_REDRAW;
 		}
 		ui_want_test_again(ui, dt->run_dir, dt->config, dt->test, true);
+		return REACT_REDRAW;
+	case 'm':
+		write_report(ui, dt);
 		return REACT_REDRAW;
 	case '?':
 		ui_want_docs(ui, "reading-failures.md");
@@ -321,6 +354,7 @@ detail_free(void *data)
 static const struct keybar_item detail_keys[] = {
 	{ "r", "rerun alone", 'r' },
 	{ "s", "shell", 's' },
+	{ "m", "mail report", 'm' },
 };
 
 static const struct pager_hooks detail_hooks = {
@@ -458,7 +492,14 @@ detail_open(struct ui *ui, struct run_model *m, size_t idx, const char *run_dir,
 
 	/* what it means */
 	d = pager_tab(p, "hints");
-	add_hints(d, t, width);
+	{
+		const struct profiles *prof = ui_profiles(ui);
+		const struct fs_config *fc =
+			prof && t->config ? profiles_config(prof, t->config) : NULL;
+		struct notrun_context ctx = { prof, fc ? fc->fstyp : NULL, appliance_packages };
+
+		add_hints(d, t, &ctx, width);
+	}
 
 	/* start in the pane that says most */
 	if (t->state == RM_DONE && t->status == TS_NOTRUN)

@@ -60,6 +60,7 @@ full_plan(struct plan *p)
 	p->cpus = 4;
 	p->mem = 3ull << 30;
 	p->test_timeout = 600;
+	p->rerun_failures = 3;
 	p->stop_on_crash = true;
 	p->shell = true;
 	plan_defaults(p);
@@ -112,9 +113,13 @@ test_round_trip(void **state)
 	assert_int_equal(b.cpus, 4);
 	assert_int_equal(b.mem, 3ull << 30);
 	assert_int_equal(b.test_timeout, 600);
+	assert_int_equal(b.rerun_failures, 3);
 	assert_true(b.stop_on_crash);
 	assert_true(b.shell);
 	assert_false(b.dry_run);
+	assert_int_equal(plan_validate(&b, &prof, backends), ERR_INVALID);
+	assert_non_null(strstr(error_msg(), "shards: running on 3 guests at once"));
+	b.shards = 1; /* a plan holds any count; a run takes only 1 for now */
 	assert_int_equal(plan_validate(&b, &prof, backends), OK);
 	free(ja);
 	free(jb);
@@ -295,6 +300,8 @@ test_validate(void **state)
 	p.cpus = 1;
 	p.shards = 65;
 	expect_invalid(&p, "shards: 65 is out of range");
+	p.shards = 2;
+	expect_invalid(&p, "shards: running on 2 guests at once is not available yet");
 	p.shards = 1;
 	assert_int_equal(plan_validate(&p, &prof, backends), OK);
 	plan_release(&p);

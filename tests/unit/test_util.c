@@ -75,6 +75,11 @@ test_strbuf(void **state)
 	assert_int_equal(sb.len, 12);
 	strbuf_setlen(&sb, 3);
 	assert_string_equal(sb.buf, "abc");
+	strbuf_drop_front(&sb, 1);
+	assert_string_equal(sb.buf, "bc");
+	strbuf_drop_front(&sb, 2);
+	assert_string_equal(sb.buf, "");
+	strbuf_adds(&sb, "abc");
 	strbuf_reset(&sb);
 	assert_string_equal(sb.buf, "");
 	assert_int_equal(sb.len, 0);
@@ -173,6 +178,20 @@ test_strvec(void **state)
 	j = strvec_join(&sv, ", ");
 	assert_string_equal(j, "a, b2, c, d");
 	free(j);
+
+	/* sorting is bytewise, and keeps the NULL at the end */
+	{
+		struct strvec u = STRVEC_INIT;
+		char *k;
+
+		strvec_split(&u, "b a B 10 9", " ");
+		strvec_sort(&u);
+		k = strvec_join(&u, " ");
+		assert_string_equal(k, "10 9 B a b");
+		assert_null(u.v[u.n]);
+		free(k);
+		strvec_clear(&u);
+	}
 
 	/* Copies own their strings. */
 	strvec_push(&copy, "old");
