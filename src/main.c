@@ -253,14 +253,10 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 				struct strvec names = STRVEC_INIT;
 
 				push_list(&names, optarg);
-				for (size_t i = 0; i < names.n; i++) {
-					const struct fs_config *cfg;
-
-					if (profiles_resolve_config(prof, names.v[i], &cfg) != OK)
+				for (size_t i = 0; i < names.n; i++)
+					if (profiles_resolve_configs(prof, names.v[i],
+								     &plan->configs) != OK)
 						die("-c: %s", error_msg());
-					if (!strvec_contains(&plan->configs, cfg->name))
-						strvec_push(&plan->configs, cfg->name);
-				}
 				strvec_clear(&names);
 			}
 			break;
@@ -468,9 +464,19 @@ print_devices(const struct fs_config *c, struct strbuf *sb)
 }
 
 static json_t *
+strvec_json(const struct strvec *sv)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < sv->n; i++)
+		json_array_append_new(a, json_string(sv->v[i]));
+	return a;
+}
+
+static json_t *
 config_json(const struct fs_config *c)
 {
-	json_t *o = json_object(), *k = json_array();
+	json_t *o = json_object();
 
 	json_object_set_new(o, "name", json_string(c->name));
 	json_object_set_new(o, "description", json_string(c->description));
@@ -482,29 +488,25 @@ config_json(const struct fs_config *c)
 	json_object_set_new(o, "pool_devices", json_integer(c->pool_devices));
 	json_object_set_new(o, "logdev_size", json_integer((json_int_t)c->logdev_size));
 	json_object_set_new(o, "rtdev_size", json_integer((json_int_t)c->rtdev_size));
-	for (size_t i = 0; i < c->kconfig.n; i++)
-		json_array_append_new(k, json_string(c->kconfig.v[i]));
-	json_object_set_new(o, "kconfig", k);
+	json_object_set_new(o, "kconfig", strvec_json(&c->kconfig));
+	json_object_set_new(o, "aliases", strvec_json(&c->aliases));
+	json_object_set_new(o, "env", strvec_json(&c->env));
 	json_object_set_new(o, "exclude", c->exclude ? json_string(c->exclude) : json_null());
+	json_object_set_new(o, "exclude_tests", strvec_json(&c->exclude_tests));
+	json_object_set_new(o, "exclude_groups", strvec_json(&c->xgroups));
 	return o;
 }
 
 static json_t *
 set_json(const struct test_set *s)
 {
-	json_t *o = json_object(), *g = json_array(), *x = json_array(), *e = json_array();
+	json_t *o = json_object();
 
 	json_object_set_new(o, "name", json_string(s->name));
 	json_object_set_new(o, "description", json_string(s->description));
-	for (size_t i = 0; i < s->groups.n; i++)
-		json_array_append_new(g, json_string(s->groups.v[i]));
-	for (size_t i = 0; i < s->xgroups.n; i++)
-		json_array_append_new(x, json_string(s->xgroups.v[i]));
-	for (size_t i = 0; i < s->env.n; i++)
-		json_array_append_new(e, json_string(s->env.v[i]));
-	json_object_set_new(o, "groups", g);
-	json_object_set_new(o, "exclude_groups", x);
-	json_object_set_new(o, "env", e);
+	json_object_set_new(o, "groups", strvec_json(&s->groups));
+	json_object_set_new(o, "exclude_groups", strvec_json(&s->xgroups));
+	json_object_set_new(o, "env", strvec_json(&s->env));
 	return o;
 }
 
@@ -539,8 +541,30 @@ show_config(const struct profiles *p, const char *name, bool json)
 	printf("  MOUNT_OPTIONS  %s\n", *c->mount_options ? c->mount_options : "(none)");
 	printf("  devices        %s (sparse files)\n", sb.buf);
 	printf("  kernel needs   %s\n", kconfig);
+	for (size_t i = 0; i < c->env.n; i++)
+		printf("  %-14s %s\n", i ? "" : "settings", c->env.v[i]);
+	if (c->aliases.n) {
+		char *aliases = strvec_join(&c->aliases, ", ");
+
+		printf("  also named     %s\n", aliases);
+		free(aliases);
+	}
+	if (c->xgroups.n) {
+		char *groups = strvec_join(&c->xgroups, " ");
+
+		printf("  left out       the groups %s (check -x)\n", groups);
+		free(groups);
+	}
+	if (c->exclude_tests.n) {
+		char *tests = strvec_join(&c->exclude_tests, " ");
+
+		printf("  %-14s %zu tests: %s\n", c->xgroups.n ? "" : "left out",
+		       c->exclude_tests.n, tests);
+		free(tests);
+	}
 	if (c->exclude)
-		printf("  exclude file   %s\n", c->exclude);
+		printf("  exclude file   %s (with global.exclude and %s.exclude beside it)\n",
+		       c->exclude, c->fstyp);
 	printf("\nRun it with: fswb run -c %s\n", c->name);
 	free(kconfig);
 	strbuf_release(&sb);
@@ -581,22 +605,34 @@ cmd_profiles(int argc, char **argv)
 	}
 	if (json) {
 		json_t *root = json_object(), *cfgs = json_array(), *sets = json_array();
+		json_t *lists = json_object();
 
 		for (size_t i = 0; i < p->nconfigs; i++)
 			json_array_append_new(cfgs, config_json(&p->configs[i]));
 		for (size_t i = 0; i < p->nsets; i++)
 			json_array_append_new(sets, set_json(&p->sets[i]));
+		for (size_t i = 0; i < p->nlists; i++)
+			json_object_set_new(lists, p->lists[i].name,
+					    strvec_json(&p->lists[i].configs));
 		json_object_set_new(root, "configs", cfgs);
+		json_object_set_new(root, "lists", lists);
 		json_object_set_new(root, "sets", sets);
 		print_json(root);
 		return 0;
 	}
 	printf("Filesystem configurations (choose with -c FS/CFG; several with commas):\n");
 	for (size_t i = 0; i < p->nconfigs; i++)
-		printf("  %-16s %s\n", p->configs[i].name, p->configs[i].description);
+		printf("  %-20s %s\n", p->configs[i].name, p->configs[i].description);
+	printf("\nLists of configurations (-c FS/all; 'all' alone is ext4's):\n");
+	for (size_t i = 0; i < p->nlists; i++) {
+		char *names = strvec_join(&p->lists[i].configs, " ");
+
+		printf("  %-20s %s\n", p->lists[i].name, names);
+		free(names);
+	}
 	printf("\nTest sets (choose with --preset NAME; smoke is the default):\n");
 	for (size_t i = 0; i < p->nsets; i++)
-		printf("  %-16s %s\n", p->sets[i].name, p->sets[i].description);
+		printf("  %-20s %s\n", p->sets[i].name, p->sets[i].description);
 	printf("\nOr choose tests the way check does: -g GROUP, -x GROUP, -e TEST, -E FILE,\n"
 	       "or name them: fswb run generic/001 'xfs/1*'\n"
 	       "Details of one configuration: fswb profiles show ext4/4k\n");

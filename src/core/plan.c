@@ -487,7 +487,10 @@ is_word(const char *s, const char *extra)
 	return true;
 }
 
-/* "generic/001", "xfs/1*", "btrfs/[0-9]*": a test dir, a slash, a name or glob. */
+/*
+ * "generic/001", "xfs/1*", "btrfs/[0-9]*", "*\/001": a test dir or glob, a
+ * slash, a name or glob, as check expands them.
+ */
 static bool
 is_test_name(const char *s)
 {
@@ -498,7 +501,7 @@ is_test_name(const char *s)
 	if (!slash || slash == s || !slash[1] || strchr(slash + 1, '/'))
 		return false;
 	dir = xstrndup(s, (size_t)(slash - s));
-	ok = is_word(dir, "-_") && is_word(slash + 1, "-_.*?[]");
+	ok = is_word(dir, "-_*?[]") && is_word(slash + 1, "-_.*?[]");
 	free(dir);
 	return ok;
 }

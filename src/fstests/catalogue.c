@@ -458,10 +458,11 @@ catalogue_name_fits(const char *name, const char *fstyp)
 	if (!name[len])
 		return true;
 	dir = xstrndup(name, len);
-	fits = !strcmp(dir, fstyp) ||
-	       (!strcmp(dir, "ext4") && (!strcmp(fstyp, "ext2") || !strcmp(fstyp, "ext3")));
+	/* a glob ("*\/001") fits when it takes in one of fstyp's directories */
+	fits = !fnmatch(dir, fstyp, 0) ||
+	       (!fnmatch(dir, "ext4", 0) && (!strcmp(fstyp, "ext2") || !strcmp(fstyp, "ext3")));
 	for (size_t i = 0; !fits && i < ARRAY_SIZE(every); i++)
-		fits = !strcmp(dir, every[i]);
+		fits = !fnmatch(dir, every[i], 0);
 	free(dir);
 	return fits;
 }

@@ -55,6 +55,18 @@ check "profiles lists the smoke set" grep -qE '^  smoke +[A-Z]' <<<"$list"
 
 show=$("$FSWB" profiles show xfs/1k)
 check "profiles show gives MKFS_OPTIONS" grep -qE '^  MKFS_OPTIONS +.*-b size=1024' <<<"$show"
+check "profiles lists ext4/all" grep -qE '^  ext4/all +ext4/4k ext4/1k ' <<<"$list"
+
+# -c takes the names xfstests-bld users type
+json=$("$FSWB" plan --dump -c ext4/default,xfs,4k,bigalloc generic/001)
+check "-c ext4/default, xfs, 4k and bigalloc name ext4/4k, xfs/4k and ext4/bigalloc_4k" \
+	test "$(jq -c .configs <<<"$json")" = '["ext4/4k","xfs/4k","ext4/bigalloc_4k"]'
+json=$("$FSWB" plan --dump -c all generic/001)
+check "-c all is ext4's all.list" test "$(jq '.configs | length' <<<"$json")" -eq 11
+err=$("$FSWB" plan --dump -c nosuchfs generic/001 2>&1)
+check "-c nosuchfs suggests nothing far-fetched" bash -c "! grep -q 'did you mean' <<<\"\$1\"" _ "$err"
+json=$("$FSWB" plan --dump -c ext4 '*/001' 'generic/00?')
+check "test patterns as check takes them" grep -q '"\*/001"' <<<"$json"
 
 json=$("$FSWB" plan -c ext4/4k,xfs/1k -g quick -x dangerous -e generic/002 --cpus 1 --mem 1G --dump generic/001)
 check "plan --dump is JSON with the configs" grep -q '"xfs/1k"' <<<"$json"

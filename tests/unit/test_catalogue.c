@@ -491,6 +491,11 @@ test_name_fits(void **state)
 	assert_false(catalogue_name_fits("ext4/001", "xfs"));
 	assert_false(catalogue_name_fits("xfs/001", "xfsx"));
 	assert_false(catalogue_name_fits("overlay/001", "ext4"));
+	/* a glob in the directory, as check expands "*\/001" */
+	assert_true(catalogue_name_fits("*/001", "ext4"));
+	assert_true(catalogue_name_fits("e*/001", "ext2"));
+	assert_true(catalogue_name_fits("[gx]*/001", "btrfs"));
+	assert_false(catalogue_name_fits("x*/001", "ext4"));
 }
 
 /* Test names from a guest or an imported file name files: nothing else passes. */

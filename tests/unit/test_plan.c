@@ -263,6 +263,10 @@ test_validate(void **state)
 	strvec_clear(&p.tests.tests);
 	strvec_push(&p.tests.tests, "generic/0*");
 	assert_int_equal(plan_validate(&p, &prof, backends), OK);
+	/* patterns check expands, in the directory too */
+	strvec_push(&p.tests.tests, "*/001");
+	strvec_push(&p.tests.tests, "generic/00?");
+	assert_int_equal(plan_validate(&p, &prof, backends), OK);
 	strvec_clear(&p.tests.tests);
 	strvec_clear(&p.configs);
 	strvec_push(&p.configs, "ext4/4k");
