@@ -82,6 +82,8 @@ static const char usage_text[] =
 	"it\n"
 	"      --stop-on-crash       a crashed or hung guest ends its configuration (default:\n"
 	"                            a new guest runs the remaining tests)\n"
+	"      --max-results SIZE    the most a configuration's results may take, as the\n"
+	"                            archive the guest sends and unpacked (default 2G)\n"
 	"      --rerun-failures N    run a failed test N times more (check -L N) and\n"
 	"                            count how often it passed\n"
 	"      --fail-on WHAT        (run) exit 1 for 'failures' (default) or only for\n"
@@ -145,6 +147,7 @@ enum {
 	OPT_MEM,
 	OPT_SHARDS,
 	OPT_TEST_TIMEOUT,
+	OPT_MAX_RESULTS,
 	OPT_STOP_ON_CRASH,
 	OPT_SHELL,
 	OPT_PLAN,
@@ -173,6 +176,7 @@ static const struct option plan_options[] = {
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "test-timeout", required_argument, NULL, OPT_TEST_TIMEOUT },
+	{ "max-results", required_argument, NULL, OPT_MAX_RESULTS },
 	{ "stop-on-crash", no_argument, NULL, OPT_STOP_ON_CRASH },
 	{ "shell", no_argument, NULL, OPT_SHELL },
 	{ "dry-run", no_argument, NULL, 'n' },
@@ -330,6 +334,11 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_STOP_ON_CRASH:
 			plan->stop_on_crash = true;
+			break;
+		case OPT_MAX_RESULTS:
+			if (parse_size(optarg, &plan->max_results) != OK || !plan->max_results)
+				die("--max-results: %s",
+				    plan->max_results ? error_msg() : "the size must be above 0");
 			break;
 		case OPT_SHELL:
 			plan->shell = true;

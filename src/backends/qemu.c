@@ -85,6 +85,26 @@ plan_arch(const struct plan *plan)
 	return a ? a : arch_find("x86_64");
 }
 
+/*
+ * A QEMU option value: prefix, then value with each ',' doubled (QEMU reads
+ * ",," as a comma, so a path cannot add options), then suffix.
+ */
+static void
+push_opt(struct strvec *argv, const char *prefix, const char *value, const char *suffix)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_adds(&sb, prefix);
+	for (const char *p = value; *p; p++) {
+		strbuf_addch(&sb, *p);
+		if (*p == ',')
+			strbuf_addch(&sb, ',');
+	}
+	strbuf_adds(&sb, suffix);
+	strvec_push(argv, sb.buf);
+	strbuf_release(&sb);
+}
+
 /* The QEMU binary: the backend option qemu=PATH (opt), else qemu-system-ARCH in PATH. */
 static char *
 find_qemu(const char *opt, const struct arch_info *arch)
@@ -515,6 +535,14 @@ qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
 		goto fail;
 	q->workdir = xstrdup(spec->workdir);
 	q->kvm = use_kvm(loop, spec, qemu, &q->notice);
+	if (session_spec_opt(spec, "qemu")) {
+		/* a program named on the command line: said, never silent */
+		char *n = xasprintf("running QEMU from '%s' (-o qemu=PATH)%s%s", qemu,
+				    q->notice ? "; " : "", q->notice ? q->notice : "");
+
+		free(q->notice);
+		q->notice = n;
+	}
 	if (silence)
 		q->silence =
 			(unsigned)strtoul(silence, NULL, 10); /* checked: backend_option_seconds */
@@ -538,6 +566,12 @@ qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
 	strvec_pushv(&argv,
 		     (const char *const[]){ "-nodefaults", "-no-user-config", "-no-reboot",
 					    "-display", "none", "-m", mem, "-smp", cpus, NULL });
+	/* seccomp: QEMU may not spawn, elevate or use obsolete system calls */
+	strvec_pushv(&argv,
+		     (const char *const[]){ "-sandbox",
+					    "on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
+					    "resourcecontrol=deny",
+					    NULL });
 	if (q->kvm)
 		strvec_pushv(&argv, (const char *const[]){ "-accel", "kvm", "-cpu", "host", NULL });
 	else
@@ -552,8 +586,8 @@ qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
 			   spec->arch->console, spec->cmdline ? " " : "",
 			   spec->cmdline ? spec->cmdline : "");
 	strvec_pushv(&argv, (const char *const[]){ "-append", append, NULL });
-	strvec_pushf(&argv, "-drive");
-	strvec_pushf(&argv, "file=%s,if=virtio,format=qcow2,cache=unsafe", overlay);
+	strvec_push(&argv, "-drive");
+	push_opt(&argv, "file=", overlay, ",if=virtio,format=qcow2,cache=unsafe");
 	for (size_t i = 0; i < spec->ndisks; i++) {
 		char *disk = xasprintf("%s/%s.img", q->workdir, spec->disks[i].role);
 
@@ -562,20 +596,20 @@ qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
 		rc = backend_make_disk(disk, spec->disks[i].size);
 		if (rc == OK) {
 			strvec_push(&argv, "-drive");
-			strvec_pushf(&argv, "file=%s,if=virtio,format=raw,cache=unsafe", disk);
+			push_opt(&argv, "file=", disk, ",if=virtio,format=raw,cache=unsafe");
 		}
 		free(disk);
 		if (rc != OK)
 			goto fail;
 	}
 	strvec_push(&argv, "-chardev");
-	strvec_pushf(&argv, "pipe,id=con,path=%s/con", q->workdir);
+	push_opt(&argv, "pipe,id=con,path=", q->workdir, "/con");
 	strvec_pushv(&argv, (const char *const[]){ "-serial", "chardev:con", "-device",
 						   "virtio-serial-pci", "-chardev", NULL });
-	strvec_pushf(&argv, "pipe,id=ctl,path=%s/ctl", q->workdir);
+	push_opt(&argv, "pipe,id=ctl,path=", q->workdir, "/ctl");
 	/* the shell port: a socket fswb connects to when a shell is asked for */
 	strvec_push(&argv, "-chardev");
-	strvec_pushf(&argv, "socket,id=shell,path=%s/shell.sock,server=on,wait=off", q->workdir);
+	push_opt(&argv, "socket,id=shell,path=", q->workdir, "/shell.sock,server=on,wait=off");
 	strvec_pushv(&argv,
 		     (const char *const[]){
 			     "-device", "virtserialport,chardev=shell,name=org.fswb.shell", NULL });

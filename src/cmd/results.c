@@ -60,7 +60,7 @@ print_hints(const char *hints)
 		size_t n = strcspn(s, "\n");
 
 		if (n)
-			printf("      %.*s\n", (int)n, s);
+			term_fprintf(stdout, "      %.*s\n", (int)n, s);
 		s += n + (s[n] == '\n');
 	}
 }
@@ -76,23 +76,23 @@ print_failures(const struct section_result *s)
 		if (t->status != TS_FAIL && t->status != TS_CRASHED && t->status != TS_HUNG)
 			continue;
 		if (!header)
-			printf("\nFailures on %s:\n", section_label(s));
+			term_fprintf(stdout, "\nFailures on %s:\n", section_label(s));
 		header = true;
-		printf("  %s  %s%s%s\n", t->test, test_status_str(t->status), t->reason ? ": " : "",
-		       t->reason ? t->reason : "");
+		term_fprintf(stdout, "  %s  %s%s%s\n", t->test, test_status_str(t->status),
+			     t->reason ? ": " : "", t->reason ? t->reason : "");
 		if (t->niterations > 1) {
 			unsigned passed, failed;
 
 			test_result_run_counts(t, &passed, &failed);
-			printf("      ran %zu times: %u passed, %u failed\n", t->niterations,
-			       passed, failed);
+			term_fprintf(stdout, "      ran %zu times: %u passed, %u failed\n",
+				     t->niterations, passed, failed);
 		}
 		if (t->out_bad)
-			printf("      %s\n", t->out_bad);
+			term_fprintf(stdout, "      %s\n", t->out_bad);
 		if (t->full)
-			printf("      %s\n", t->full);
+			term_fprintf(stdout, "      %s\n", t->full);
 		if (t->dmesg)
-			printf("      %s\n", t->dmesg);
+			term_fprintf(stdout, "      %s\n", t->dmesg);
 		if (t->hints)
 			print_hints(t->hints);
 	}
@@ -104,10 +104,11 @@ print_notrun_group(const struct notrun_group *g)
 {
 	char *list = strvec_join(&g->tests, " ");
 
-	printf("  %3zu %-5s %s\n", g->tests.n, g->tests.n == 1 ? "test" : "tests", g->cause);
-	printf("            %s\n", list);
+	term_fprintf(stdout, "  %3zu %-5s %s\n", g->tests.n, g->tests.n == 1 ? "test" : "tests",
+		     g->cause);
+	term_fprintf(stdout, "            %s\n", list);
 	if (g->fix)
-		printf("            %s%s\n", g->natural ? "" : "fix: ", g->fix);
+		term_fprintf(stdout, "            %s%s\n", g->natural ? "" : "fix: ", g->fix);
 	free(list);
 }
 
@@ -130,11 +131,14 @@ print_notrun(const struct section_result *s, const struct profiles *profiles)
 		notrun_group((const char *const *)tests.v, (const char *const *)reasons.v, tests.n,
 			     &ctx, &g);
 		if (g.n && !g.groups[0].natural)
-			printf("\nNot run on %s, with a cause to fix:\n", section_label(s));
+			term_fprintf(stdout, "\nNot run on %s, with a cause to fix:\n",
+				     section_label(s));
 		for (size_t j = 0; j < g.n; j++) {
 			if (g.groups[j].natural && !natural_header) {
-				printf("\nNot run on %s, not applying here (nothing to fix):\n",
-				       section_label(s));
+				term_fprintf(
+					stdout,
+					"\nNot run on %s, not applying here (nothing to fix):\n",
+					section_label(s));
 				natural_header = true;
 			}
 			print_notrun_group(&g.groups[j]);
@@ -161,18 +165,18 @@ print_run_summary(const struct run_record *rec)
 		const struct test_counts *k = &s->counts;
 		unsigned failures = k->failed + k->crashed + k->hung;
 
-		printf("%s: %u tests, %u failures, %u skipped, %.0f seconds%s\n", section_label(s),
-		       k->passed + failures + k->notrun, failures, k->notrun, k->seconds,
-		       s->interrupted ? " (interrupted)" : "");
+		term_fprintf(stdout, "%s: %u tests, %u failures, %u skipped, %.0f seconds%s\n",
+			     section_label(s), k->passed + failures + k->notrun, failures,
+			     k->notrun, k->seconds, s->interrupted ? " (interrupted)" : "");
 	}
 	for (size_t i = 0; i < rec->nsections; i++)
 		print_failures(&rec->sections[i]);
 	for (size_t i = 0; i < rec->nsections; i++)
 		print_notrun(&rec->sections[i], have_profiles ? &profiles : NULL);
 	if (rec->stopped_at)
-		printf("\nThe run stopped in %s.\n", rec->stopped_at);
+		term_fprintf(stdout, "\nThe run stopped in %s.\n", rec->stopped_at);
 	if (rec->error)
-		printf("\nError: %s\n", rec->error);
+		term_fprintf(stdout, "\nError: %s\n", rec->error);
 	if (have_profiles)
 		profiles_release(&profiles);
 	free(dir);
@@ -192,9 +196,9 @@ print_run_dir_summary(const char *dir)
 		print_run_summary(&rec);
 		run_record_release(&rec);
 	} else if (path_exists(path)) {
-		fprintf(stderr, "fswb: error: %s\n", error_msg());
+		term_fprintf(stderr, "fswb: error: %s\n", error_msg());
 	}
-	printf("\nResults: %s\n", dir);
+	term_fprintf(stdout, "\nResults: %s\n", dir);
 	free(path);
 }
 
@@ -218,9 +222,9 @@ list_runs(bool json)
 	if (json)
 		list = json_array();
 	else if (!ids.n)
-		printf("No runs yet in %s; start one with 'fswb run'.\n", runs);
+		term_fprintf(stdout, "No runs yet in %s; start one with 'fswb run'.\n", runs);
 	else
-		printf("%-20s %-12s %-24s %s\n", "ID", "STATE", "CONFIGS", "RESULT");
+		term_fprintf(stdout, "%-20s %-12s %-24s %s\n", "ID", "STATE", "CONFIGS", "RESULT");
 	for (size_t i = 0; i < ids.n; i++) {
 		char *path = xasprintf("%s/%s/run.json", runs, ids.v[i]);
 		struct run_record rec;
@@ -244,17 +248,18 @@ list_runs(bool json)
 			json_array_append_new(list, o);
 			free(d);
 		} else if (!ok) {
-			printf("%-20s %-12s %-24s %s\n", ids.v[i], "no results", "-",
-			       "stopped before its first test");
+			term_fprintf(stdout, "%-20s %-12s %-24s %s\n", ids.v[i], "no results", "-",
+				     "stopped before its first test");
 		} else {
 			for (size_t j = 0; j < rec.nsections; j++)
 				strbuf_addf(&cfgs, "%s%s", j ? "," : "",
 					    section_label(&rec.sections[j]));
-			printf("%-20s %-12s %-24s %u passed, %u failed, %u not run\n", ids.v[i],
-			       rec.finished ? (rec.interrupted ? "interrupted" : "finished")
-					    : "incomplete",
-			       cfgs.len ? cfgs.buf : "-", k->passed,
-			       k->failed + k->crashed + k->hung, k->notrun);
+			term_fprintf(stdout, "%-20s %-12s %-24s %u passed, %u failed, %u not run\n",
+				     ids.v[i],
+				     rec.finished ? (rec.interrupted ? "interrupted" : "finished")
+						  : "incomplete",
+				     cfgs.len ? cfgs.buf : "-", k->passed,
+				     k->failed + k->crashed + k->hung, k->notrun);
 		}
 		if (ok)
 			run_record_release(&rec);
@@ -290,7 +295,7 @@ show_run(const char *spec, bool json)
 			run_record_release(&rec);
 		}
 	} else {
-		printf("Run %s\n", id);
+		term_fprintf(stdout, "Run %s\n", id);
 		print_run_dir_summary(dir);
 	}
 	free(path);

@@ -82,6 +82,8 @@ struct plan {
 	bool shell;		 /* then a shell in the last guest, on the terminal */
 	bool stop_on_crash;	 /* a crashed or hung guest ends its configuration's tests
 				  (default: a new guest runs the remaining tests) */
+	uint64_t max_results;	 /* bytes a configuration's results archive may have, and
+				  unpack to; 0: the default (2 GiB) */
 };
 
 void plan_init(struct plan *plan);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/status.h"
 
@@ -136,6 +137,21 @@ const char *closest_match(const char *word, const char *const *candidates, size_
  */
 size_t utf8_len(const unsigned char *p, const unsigned char *end);
 char *utf8_clean(const char *s);
+
+/*
+ * The one filter for text from a test machine or an imported result on its
+ * way to a terminal: valid UTF-8 stays, tab and newline stay; every other
+ * C0 control, DEL and ESC becomes caret notation ("^[", "^M", "^?"), a C1
+ * control (U+0080..U+009F) and every byte that is not valid UTF-8 become
+ * '?'. So no escape sequence of any kind reaches the terminal.
+ * term_is_control() says whether a code point is one the filter replaces
+ * (tab and newline included: callers that lay text out treat those).
+ */
+bool term_is_control(long cp);
+void strbuf_add_term_clean(struct strbuf *sb, const char *s, size_t len);
+char *term_clean(const char *s);
+/* printf to stream, the formatted text through the filter. */
+int term_fprintf(FILE *stream, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * The value of KEY= in os-release text (/etc/os-release's format), without

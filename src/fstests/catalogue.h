@@ -105,6 +105,14 @@ void catalogue_fs_dirs(const struct catalogue *cat, const char *fstyp, bool for_
  */
 bool catalogue_name_fits(const char *name, const char *fstyp);
 
+/*
+ * Whether name, from a test machine or an imported result, is a test name
+ * fswb takes, so that it can name files below a results directory:
+ * "DIR/TEST" ("generic/001", "ext4/054", "xfs/1024"), each part 1 to 64
+ * characters of A-Z a-z 0-9 '.' '_' '-', not starting with '.' or '-'.
+ */
+bool catalogue_test_name_ok(const char *name);
+
 struct catalogue_query {
 	const char *fstyp;	     /* required: "ext4" */
 	const struct strvec *tests;  /* named tests and globs; may be NULL */

@@ -129,6 +129,14 @@ struct run_record {
 	char *error;
 };
 
+/*
+ * A test's seconds from a test machine or an imported file: finite, from 0
+ * to RESULTS_SECONDS_MAX (115 days); anything else is refused with the file
+ * and the field.
+ */
+#define RESULTS_SECONDS_MAX 10000000.0
+bool results_seconds_ok(double seconds);
+
 void run_record_init(struct run_record *rec);
 void run_record_release(struct run_record *rec);
 

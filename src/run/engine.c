@@ -14,8 +14,10 @@
 #include "agent/agent_proto.h"
 #include "backends/backend.h"
 #include "core/event_json.h"
+#include "core/logfile.h"
 #include "core/paths.h"
 #include "core/spawn.h"
+#include "fstests/archive.h"
 #include "fstests/catalogue.h"
 #include "fstests/estimate.h"
 #include "fstests/check_parser.h"
@@ -59,8 +61,13 @@ struct engine {
 
 	/* run-wide files and listeners */
 	struct results_writer results;
-	int events_fd, console_fd, kernel_fd;
+	struct logfile events, console, kernel_log;
 	bool files_failed;
+	/*
+	 * Results were lost: 2 when this host could not keep them (a full disk),
+	 * 1 when a guest sent a damaged archive; the least exit code of the run.
+	 */
+	int lost_exit;
 
 	/* what the stages produced */
 	const struct backend_ops *backend;
@@ -77,6 +84,8 @@ struct engine {
 	char *cfg_slug; /* "ext4-4k": file names */
 	struct session *session;
 	struct agent_reader reader;
+	struct agent_order order;
+	bool broke_protocol; /* this guest's agent did: nothing more is read from it */
 	struct check_parser *parser;
 	struct kmsg *kmsg;
 	enum phase phase;
@@ -196,30 +205,43 @@ fail_event(struct engine *e, enum status code, const char *msg)
 	emit(e, &ev);
 }
 
-/* Write all of buf, or remember that the run's files failed. */
+/* Append to a log of the run (capped), or remember that the run's files failed. */
 static void
-write_all(struct engine *e, int fd, const char *buf, size_t len)
+log_write(struct engine *e, struct logfile *f, const char *buf, size_t len)
 {
-	while (fd >= 0 && len) {
-		ssize_t n = write(fd, buf, len);
+	char *msg;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (!e->files_failed) {
-				char *msg = xasprintf("cannot write the run's files in '%s': %s; "
-						      "free some space",
-						      e->dir, strerror(errno));
-
-				e->files_failed = true;
-				warn(e, msg);
-				free(msg);
-			}
-			return;
+	switch (logfile_write(f, buf, len)) {
+	case LOGFILE_CUT:
+		msg = xasprintf("'%s' reached its cap and was cut there; later lines are dropped",
+				f->path);
+		warn(e, msg);
+		free(msg);
+		break;
+	case LOGFILE_ERROR:
+		if (!e->files_failed) {
+			msg = xasprintf("cannot write the run's files in '%s': %s; free some space",
+					e->dir, strerror(errno));
+			e->files_failed = true;
+			warn(e, msg);
+			free(msg);
 		}
-		buf += n;
-		len -= (size_t)n;
+		break;
+	default:
+		break;
 	}
+}
+
+/* The line events.jsonl ends with when it is cut: a warning event (free() it). */
+static char *
+events_cut_note(void)
+{
+	struct event ev = { .type = EV_WARNING };
+	struct strbuf sb = STRBUF_INIT;
+
+	ev.u.error.message = "events.jsonl reached its cap and was cut here";
+	event_to_json(&ev, &sb);
+	return strbuf_detach(&sb);
 }
 
 /*
@@ -264,8 +286,7 @@ on_own_event(void *data, const struct event *ev)
 	struct strbuf sb = STRBUF_INIT;
 
 	event_to_json(ev, &sb);
-	write_all(e, e->events_fd, sb.buf, sb.len);
-	strbuf_release(&sb);
+	log_write(e, &e->events, sb.buf, sb.len);
 	switch (ev->type) {
 	case EV_TEST_START:
 		free(e->current_test);
@@ -287,12 +308,14 @@ on_own_event(void *data, const struct event *ev)
 		break;
 	case EV_KMSG:
 		e->kmsg_bad |= ev->u.line.flags & KMSG_BAD;
-		write_all(e, e->kernel_fd, ev->u.line.text, strlen(ev->u.line.text));
-		write_all(e, e->kernel_fd, "\n", 1);
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%s\n", ev->u.line.text);
+		log_write(e, &e->kernel_log, sb.buf, sb.len);
 		break;
 	default:
 		break;
 	}
+	strbuf_release(&sb);
 	/* Then the front end's listeners, in their order. */
 	for (size_t i = 0; i < e->bus->n; i++)
 		e->bus->listeners[i].on_event(e->bus->listeners[i].data, ev);
@@ -311,7 +334,7 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->profiles = profiles;
 	e->loop = loop;
 	e->bus = bus;
-	e->events_fd = e->console_fd = e->kernel_fd = e->result_fd = e->shell_fd = -1;
+	e->events.fd = e->console.fd = e->kernel_log.fd = e->result_fd = e->shell_fd = -1;
 	e->shell_mine = -1;
 	line_asm_init(&e->out_line, CONSOLE_LINE_MAX, false);
 	strbuf_init(&e->shell_out);
@@ -382,16 +405,6 @@ make_run_dir(struct engine *e)
 	}
 	free(runs);
 	return error(ERR_BUSY, "too many runs started this second");
-}
-
-static int
-open_run_file(struct engine *e, const char *name)
-{
-	char *p = path_join(e->dir, name);
-	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-
-	free(p);
-	return fd;
 }
 
 /* ---- stages: kernel and appliance ---- */
@@ -548,7 +561,7 @@ on_console(void *data, const char *buf, size_t len)
 	struct engine *e = data;
 
 	e->last_heard_ms = e->last_output_ms = loop_now_ms();
-	write_all(e, e->console_fd, buf, len);
+	log_write(e, &e->console, buf, len);
 	kmsg_feed(e->kmsg, buf, len);
 }
 
@@ -849,6 +862,7 @@ send_job(struct engine *e)
 	if (rc == OK) {
 		agent_frame_run(&frame);
 		send_frame(e, &frame);
+		agent_order_sent(&e->order, AGENT_RUN);
 		e->job_sent = true;
 		e->phase = PH_TESTS;
 		e->phase_ms = e->last_heard_ms = loop_now_ms();
@@ -904,34 +918,71 @@ end_current_test(struct engine *e, enum test_status st, const char *why)
 	free(test);
 }
 
-/* Unpack the results tarball and attach its files to the record. */
+/* The cap on a configuration's results, archive and unpacked (--max-results). */
+static uint64_t
+max_results(const struct engine *e)
+{
+	return e->plan.max_results ? e->plan.max_results : ARCHIVE_MAX_DEFAULT;
+}
+
+/*
+ * A configuration's results could not be kept (code: ERR_IO when this host
+ * could not write them, else the guest's archive was bad): said as the run's
+ * error (run.json, the summary), fswb exits non-zero (see lost_exit), and no
+ * partial archive stays.
+ */
+static void
+results_lost(struct engine *e, const char *why, enum status code)
+{
+	char *msg = xasprintf("the results of '%s' were lost: %s; the outcomes above come from "
+			      "check's output, its files (.out.bad, .full, result.xml) are not "
+			      "in the run directory",
+			      e->cfg->name, why);
+
+	if (e->lost_exit < (code == ERR_IO ? 2 : 1))
+		e->lost_exit = code == ERR_IO ? 2 : 1;
+	close_fd(&e->result_fd);
+	if (e->result_path)
+		unlink(e->result_path);
+	e->got_result = false;
+	fail_event(e, code, msg);
+	free(msg);
+}
+
+/* Unpack the results archive (fstests/archive.h) and attach its files to the record. */
 static void
 unpack_results(struct engine *e)
 {
-	char *dest = results_dir(e);
-	const char *argv[] = { "tar", "-xzf", e->result_path, "-C", dest, "--no-same-owner", NULL };
-	struct strbuf out = STRBUF_INIT;
-	struct child_exit ex;
+	char *dest = results_dir(e), *text;
+	struct archive_report rep;
 	struct section_result *sec;
 	enum status rc;
 
 	stage(e, EV_STAGE_BEGIN, "results", e->cfg->name, -1);
+	archive_report_init(&rep);
 	rc = mkdir_p(dest, 0755);
 	e->unpacking = true;
 	if (rc == OK)
-		rc = spawn_run(e->loop, argv, NULL, true, 8192, &out, &ex);
+		rc = archive_unpack(e->result_path, dest, max_results(e), &rep);
 	e->unpacking = false;
-	if (rc == OK && (!ex.exited || ex.code))
-		rc = error(ERR_CHILD, "cannot unpack the results of '%s' (%s): %s", e->cfg->name,
-			   e->result_path, out.buf);
+	unlink(e->result_path);
+	text = archive_report_text(&rep);
+	if (*text)
+		warn(e, text);
 	if (rc == OK) {
-		unlink(e->result_path);
 		sec = run_record_section(&e->results.rec, e->cfg->name, e->cfg->name);
 		section_attach_artifacts(sec, dest);
 		results_writer_flush(&e->results);
+		stage_end(e, "results", OK, NULL);
+	} else {
+		char *why = xstrdup(error_msg());
+
+		stage_end(e, "results", rc, why);
+		results_lost(e, why, rc);
+		free(why);
 	}
-	stage_end(e, "results", rc, rc == OK ? NULL : error_msg());
-	strbuf_release(&out);
+	free(text);
+	archive_report_release(&rep);
 	free(dest);
 	if (e->done_pending) {
 		e->done_pending = false;
@@ -939,27 +990,43 @@ unpack_results(struct engine *e)
 	}
 }
 
-/* A RESULT piece: the results tarball, streamed to a file. */
+/* A RESULT piece: the results archive, streamed to a new file (none when empty). */
 static void
 save_result(struct engine *e, const struct agent_msg *m)
 {
 	if (m->offset == 0) {
 		close_fd(&e->result_fd);
 		free(e->result_path);
+		e->result_path = NULL;
+		e->got_result = false;
+		if (!m->total)
+			return; /* no results directory */
 		e->result_path = xasprintf("%s/results-%s.tar.gz", e->dir, e->cfg_slug);
-		e->result_fd = open(e->result_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		e->result_fd = open(e->result_path,
+				    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (e->result_fd < 0) {
-			char *msg = xasprintf("cannot save the results of '%s' in '%s': %s",
-					      e->cfg->name, e->result_path, strerror(errno));
+			char *why = xasprintf("cannot create '%s': %s", e->result_path,
+					      strerror(errno));
 
-			warn(e, msg);
-			free(msg);
+			free(e->result_path);
+			e->result_path = NULL; /* not ours: never removed */
+			results_lost(e, why, ERR_IO);
+			free(why);
+			return;
 		}
 	}
-	write_all(e, e->result_fd, m->data, m->len);
-	if (m->last && e->result_fd >= 0) {
+	if (e->result_fd < 0)
+		return;
+	if (!write_fd_all(e->result_fd, m->data, m->len)) {
+		char *why = xasprintf("cannot write '%s': %s", e->result_path, strerror(errno));
+
+		results_lost(e, why, ERR_IO);
+		free(why);
+		return;
+	}
+	if (m->last) {
 		close_fd(&e->result_fd);
-		e->got_result = m->total > 0;
+		e->got_result = true;
 	}
 }
 
@@ -971,6 +1038,7 @@ poweroff(struct engine *e)
 	e->phase = PH_DONE;
 	agent_frame_poweroff(&frame);
 	send_frame(e, &frame);
+	agent_order_sent(&e->order, AGENT_POWEROFF);
 	strbuf_release(&frame);
 }
 
@@ -1083,14 +1151,8 @@ on_agent_msg(const struct agent_msg *m, void *data)
 	char *text;
 
 	e->last_heard_ms = loop_now_ms();
-	/* check's output, results and status belong between RUN and EXIT; one HELLO */
-	if (((m->type == AGENT_OUT || m->type == AGENT_RESULT || m->type == AGENT_EXIT) &&
-	     (e->phase != PH_TESTS || e->got_exit)) ||
-	    (m->type == AGENT_HELLO && e->boot_end_sent))
-		return error(ERR_PROTOCOL, "%s came out of order (%s)", agent_type_name(m->type),
-			     m->type == AGENT_HELLO ? "a second HELLO"
-			     : e->got_exit	    ? "after check's EXIT"
-						    : "the tests were not running");
+	if (agent_order_check(&e->order, m) != OK)
+		return ERR_PROTOCOL;
 	switch (m->type) {
 	case AGENT_HELLO:
 		if (agent_hello_parse(m, &hello) != OK)
@@ -1112,6 +1174,7 @@ on_agent_msg(const struct agent_msg *m, void *data)
 			e->phase = PH_SHELL;
 			agent_frame_shell(&frame);
 			send_frame(e, &frame);
+			agent_order_sent(&e->order, AGENT_SHELL);
 			strbuf_release(&frame);
 		} else if (e->phase != PH_DONE && !(e->phase == PH_SHELL && e->shell_fd >= 0)) {
 			poweroff(e);
@@ -1124,6 +1187,8 @@ on_agent_msg(const struct agent_msg *m, void *data)
 			e->guest_busy = atoi(m->argv[1]);
 		break;
 	case AGENT_OUT:
+		if (e->phase != PH_TESTS || e->got_exit)
+			break; /* after a hang was declared: the guest is being stopped */
 		e->last_output_ms = e->last_heard_ms;
 		if (e->plan.dry_run)
 			console_lines(e, m->data, m->len);
@@ -1168,6 +1233,8 @@ on_agent_msg(const struct agent_msg *m, void *data)
 		      -1);
 		break;
 	case AGENT_EXIT:
+		if (e->phase != PH_TESTS || e->got_exit)
+			break;
 		e->got_exit = true;
 		e->check_status = (int)m->value;
 		if (e->plan.dry_run) {
@@ -1192,16 +1259,30 @@ static void
 on_control(void *data, const char *buf, size_t len)
 {
 	struct engine *e = data;
+	struct strbuf msg = STRBUF_INIT;
 
-	if (agent_reader_feed(&e->reader, buf, len, on_agent_msg, e) != OK) {
-		char *msg = xasprintf("the guest agent of '%s' broke the protocol: %s",
-				      e->cfg->name, error_msg());
-
-		fail_event(e, ERR_PROTOCOL, msg);
-		free(msg);
-		e->phase = PH_DONE;
-		session_cancel(e->session);
-	}
+	if (e->broke_protocol)
+		return;
+	if (agent_reader_feed(&e->reader, buf, len, on_agent_msg, e) == OK)
+		return;
+	/* A protocol error of this guest: its session ends, the run goes on. */
+	e->broke_protocol = true;
+	strbuf_addf(&msg, "the guest agent of '%s' broke the protocol: %s; its guest is stopped",
+		    e->cfg->name, error_msg());
+	add_console_tail(e, &msg);
+	if (e->parser)
+		check_parser_finish(e->parser);
+	end_current_test(e, TS_CRASHED, "the guest agent broke the protocol");
+	fail_event(e, ERR_PROTOCOL, msg.buf);
+	if (!e->boot_end_sent)
+		stage_end(e, "boot", ERR_PROTOCOL, msg.buf);
+	else if (e->phase == PH_TESTS)
+		stage_end(e, "tests", ERR_PROTOCOL, msg.buf);
+	e->boot_end_sent = true;
+	strbuf_release(&msg);
+	e->got_exit = true; /* said above */
+	e->phase = PH_DONE;
+	session_cancel(e->session);
 }
 
 static void
@@ -1415,6 +1496,7 @@ start_config(struct engine *e)
 		if (*p == '/')
 			*p = '-';
 	e->got_exit = e->got_result = e->boot_end_sent = e->job_sent = false;
+	e->broke_protocol = false;
 	e->ended_here = 0;
 	e->kmsg_bad = 0;
 	e->parser = check_parser_new(&e->check_bus, e->cfg->name);
@@ -1425,6 +1507,7 @@ start_config(struct engine *e)
 		warn(e, error_msg());
 	free(slices);
 	agent_reader_init(&e->reader, 0);
+	agent_order_init(&e->order, max_results(e));
 	workdir = xasprintf("%s/guest-%s", e->dir, slug);
 	spec.name = slug;
 	spec.workdir = workdir;
@@ -1530,9 +1613,20 @@ finish_run(struct engine *e)
 	if (e->any_test) {
 		junit = path_join(e->dir, "junit.xml");
 		run_record_recount(&e->results.rec);
-		if (results_write_junit(junit, &e->results.rec) != OK)
-			warn(e, error_msg());
+		if (results_write_junit(junit, &e->results.rec) != OK) {
+			e->lost_exit = 2;
+			fail_event(e, ERR_IO, error_msg());
+		}
 		free(junit);
+	}
+	if (e->files_failed) {
+		char *msg = xasprintf("the run's logs in '%s' are incomplete: a write failed (see "
+				      "the warning above)",
+				      e->dir);
+
+		e->lost_exit = 2;
+		fail_event(e, ERR_IO, msg);
+		free(msg);
 	}
 	if (e->plan.dry_run)
 		e->exit_code = e->dry_run_ok && !e->interrupted ? 0 : 2;
@@ -1542,6 +1636,8 @@ finish_run(struct engine *e)
 		e->exit_code = 1;
 	else
 		e->exit_code = e->interrupted ? 1 : 0;
+	if (e->exit_code < e->lost_exit)
+		e->exit_code = e->lost_exit;
 	ev.u.end.exit_code = e->exit_code;
 	ev.u.end.interrupted = e->interrupted;
 	ev.u.end.counts = e->counts;
@@ -1549,7 +1645,8 @@ finish_run(struct engine *e)
 	e->run = NULL;
 	e->done = true;
 	emit(e, &ev);
-	results_writer_flush(&e->results);
+	if (results_writer_flush(&e->results) != OK)
+		e->exit_code = 2; /* run.json is not complete: said by the writer's status */
 }
 
 /*
@@ -1632,9 +1729,15 @@ engine_start(struct engine *e)
 	free(p);
 	if (rc != OK)
 		return rc;
-	e->events_fd = open_run_file(e, "events.jsonl");
-	e->console_fd = open_run_file(e, "console.log");
-	e->kernel_fd = open_run_file(e, "kernel.log");
+	json = events_cut_note();
+	rc = logfile_open(&e->events, e->dir, "events.jsonl", LOG_CAP_EVENTS, json);
+	free(json);
+	if (rc == OK)
+		rc = logfile_open(&e->console, e->dir, "console.log", LOG_CAP_CONSOLE, NULL);
+	if (rc == OK)
+		rc = logfile_open(&e->kernel_log, e->dir, "kernel.log", LOG_CAP_KERNEL, NULL);
+	if (rc != OK)
+		return rc;
 	p = path_join(e->dir, "run.json");
 	results_writer_init(&e->results, p);
 	free(p);
@@ -1711,9 +1814,9 @@ engine_free(struct engine *e)
 	estimator_release(&e->est);
 	if (e->have_cat)
 		catalogue_release(&e->cat);
-	close_fd(&e->events_fd);
-	close_fd(&e->console_fd);
-	close_fd(&e->kernel_fd);
+	logfile_close(&e->events);
+	logfile_close(&e->console);
+	logfile_close(&e->kernel_log);
 	close_fd(&e->result_fd);
 	shell_close(e);
 	backend_discard(e->run);

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -515,6 +517,53 @@ test_frame_out_of_order(void **state)
 	frame_case("RESULT +3\\nabcEXIT 0\\n", "came out of order");
 }
 
+/*
+ * The disk fills up while the results unpack: the run says what was lost, in
+ * run.json's error too, exits 2, and leaves no archive. (Root only: a small
+ * tmpfs over the runs directory, in a mount namespace of this test's own.)
+ */
+static void
+test_results_disk_full(void **state)
+{
+	static const char *const tests[] = { "generic/001=big", NULL };
+	char *runs = test_tmp("home/data/runs");
+	struct ctx c = { 0 };
+	json_t *root;
+	const char *err;
+
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) ||
+	    mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		free(runs);
+		skip();
+	}
+	mkdir_p(runs, 0755);
+	assert_int_equal(mount("fswb-test", runs, "tmpfs", 0, "size=8m"), 0);
+	root = run_named(&c, tests, 0);
+	assert_log(&c, "were lost");
+	assert_log(&c, "No space left on device");
+	assert_log(&c, "end of run 2\n");
+	err = json_string_value(json_object_get(root, "error"));
+	if (!err || !strstr(err, "the results of 'ext4/4k' were lost"))
+		fail_msg("run.json's error: %s", err ? err : "null");
+	ctx_release(&c, root);
+	umount2(runs, MNT_DETACH);
+	free(runs);
+}
+
+/* Check's output after its EXIT: the guest's protocol error, never fswb's BUG(). */
+static void
+test_frame_after_exit(void **state)
+{
+	frame_case("RESULT +0\\nEXIT 0\\nOUT +1\\nx", "OUT came out of order (after RESULT)");
+}
+
+/* A second EXIT for one RUN. */
+static void
+test_frame_exit_twice(void **state)
+{
+	frame_case("RESULT +0\\nEXIT 0\\nEXIT 1\\n", "EXIT came out of order (twice for one RUN)");
+}
+
 /* A payload longer than the protocol allows. */
 static void
 test_frame_oversized(void **state)
@@ -561,6 +610,9 @@ main(void)
 		cmocka_unit_test(test_cancel_in_results),
 		cmocka_unit_test(test_frame_out_of_order),
 		cmocka_unit_test(test_frame_oversized),
+		cmocka_unit_test(test_frame_after_exit),
+		cmocka_unit_test(test_frame_exit_twice),
+		cmocka_unit_test(test_results_disk_full),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/paths.h"
 #include "core/plan.h"
@@ -323,6 +324,57 @@ test_backend_opts(void **state)
 	plan_release(&p);
 }
 
+/* A plan file is data: it cannot name a program; --max-results round-trips. */
+static void
+test_plan_names_no_program(void **state)
+{
+	struct plan p, q;
+	char *json;
+
+	plan_init(&p);
+	plan_init(&q);
+	assert_int_equal(plan_from_json("{\"backend\": {\"name\": \"qemu\", \"options\": "
+					"{\"qemu\": \"/tmp/evil\"}}}",
+					"p.json", &p),
+			 ERR_INVALID);
+	assert_non_null(strstr(error_msg(), "p.json"));
+	assert_non_null(strstr(error_msg(), "backend.options.qemu"));
+	assert_non_null(strstr(error_msg(), "cannot name a program"));
+	/* given on the command line, it is never written into a plan */
+	plan_defaults(&p);
+	plan_set_backend_opt(&p, "qemu", "/opt/qemu/bin/qemu-system-x86_64");
+	plan_set_backend_opt(&p, "accel", "tcg");
+	p.max_results = 3ull << 30;
+	json = plan_to_json(&p);
+	assert_null(strstr(json, "qemu-system"));
+	assert_int_equal(plan_from_json(json, "dump", &q), OK);
+	assert_string_equal(plan_backend_opt(&q, "accel"), "tcg");
+	assert_null(plan_backend_opt(&q, "qemu"));
+	assert_int_equal(q.max_results, 3ull << 30);
+	free(json);
+	plan_release(&p);
+	plan_release(&q);
+}
+
+/* The data directory (runs: what guests sent back) is the user's alone. */
+static void
+test_data_dir_private(void **state)
+{
+	char *runs = NULL, *data = fswb_dir(DIR_DATA);
+	struct stat st;
+
+	assert_int_equal(fswb_dir_make(DIR_DATA, "runs", &runs), OK);
+	assert_int_equal(stat(data, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	chmod(data, 0755);
+	free(runs);
+	assert_int_equal(fswb_dir_make(DIR_DATA, "runs", &runs), OK);
+	assert_int_equal(stat(data, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	free(runs);
+	free(data);
+}
+
 /* plan_check(): each named test is for a chosen configuration's filesystem. */
 static void
 test_test_dirs(void **state)
@@ -383,11 +435,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_save_load),    cmocka_unit_test(test_copy),
-		cmocka_unit_test(test_bad_json),     cmocka_unit_test(test_validate),
-		cmocka_unit_test(test_backend_opts), cmocka_unit_test(test_kernel_set),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_save_load),
+		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_bad_json),
+		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_backend_opts),
+		cmocka_unit_test(test_kernel_set),
 		cmocka_unit_test(test_test_dirs),
+		cmocka_unit_test(test_plan_names_no_program),
+		cmocka_unit_test(test_data_dir_private),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, setup, teardown);
