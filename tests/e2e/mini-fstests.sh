@@ -501,10 +501,12 @@ check "no check temporary file is left at the end" test -z "$(ls -A "$TMPDIR")"
 
 #
 # 10. TEST_DIR is mounted with TEST_FS_MOUNT_OPTS, as fstests' _test_mount
-#     does (MOUNT_OPTIONS is for SCRATCH only); an xfs TEST_LOGDEV is given
-#     to mount, and to the check after the test, with USE_EXTERNAL=yes. A
-#     test of this run's own records how TEST_DIR is mounted while it runs
-#     (check unmounts it at the end).
+#     does (MOUNT_OPTIONS is for SCRATCH, and for the mount after a file
+#     system check, which fstests also runs on TEST_DEV before the first
+#     test); an xfs TEST_LOGDEV is given to mount, and to the check, with
+#     USE_EXTERNAL=yes. A test of this run's own cycles the TEST_DIR mount,
+#     as many fstests tests do, and records how it is mounted (check
+#     unmounts it at the end).
 #
 # (the interrupted test above may keep TEST_DIR busy for a moment)
 for _ in $(seq 50); do
@@ -512,7 +514,7 @@ for _ in $(seq 50); do
 	umount "$T/mnt/test" 2>/dev/null || sleep 0.2
 done
 printf '%s\n' '#! /bin/bash' '# How TEST_DIR is mounted, for tests/e2e/mini-fstests.sh.' \
-	'. ./common/preamble' '_begin_fstest auto' '_require_test' \
+	'. ./common/preamble' '_begin_fstest auto' '_require_test' '_test_cycle_mount' \
 	'findmnt -no OPTIONS "$TEST_DIR" >"$MINI_TEST_OPTS"' 'echo recorded' 'status=0' 'exit' \
 	>"$M/tests/generic/099"
 printf '%s\n' 'QA output created by 099' 'recorded' >"$M/tests/generic/099.out"
