@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "core/paths.h"
 #include "core/plan.h"
 #include "core/profile.h"
 #include "fstests/catalogue.h"
@@ -41,46 +42,76 @@ excluding_entry(const struct strvec *entries, const char *test)
 	return NULL;
 }
 
-/*
- * Why an expunged test is left out: the -e entry, the -E file, the
- * configuration's file (named below the profiles directory).
- */
-static char *
-why_expunged(const struct check_selection *sel, const struct profiles *profiles, const char *test)
+/* A path below the profiles directory, for messages. */
+static const char *
+below_profiles(const struct profiles *profiles, const char *path)
 {
 	size_t dirlen = strlen(profiles->dir);
-	const char *e = excluding_entry(&sel->exclude, test);
-	char *why = e ? xasprintf("-e %s", e) : NULL;
 
-	for (size_t i = 0; !why && i < sel->exclude_files.n; i++) {
+	return !strncmp(path, profiles->dir, dirlen) && path[dirlen] == '/' ? path + dirlen + 1
+									    : path;
+}
+
+/* The first of files (exclusion files) that leaves test out, or NULL. */
+static const char *
+excluding_file(const char *const *files, size_t n, const char *test)
+{
+	const char *found = NULL;
+
+	for (size_t i = 0; !found && i < n; i++) {
 		struct strvec entries = STRVEC_INIT;
 
-		if (catalogue_read_exclude_file(sel->exclude_files.v[i], &entries) == OK &&
+		if (files[i] && catalogue_read_exclude_file(files[i], &entries) == OK &&
 		    excluding_entry(&entries, test))
-			why = xasprintf("-E %s", sel->exclude_files.v[i]);
+			found = files[i];
+		error_clear();
 		strvec_clear(&entries);
 	}
-	if (!why && sel->config_exclude)
-		why = xasprintf("the configuration's exclude file %s",
-				!strncmp(sel->config_exclude, profiles->dir, dirlen) &&
-						sel->config_exclude[dirlen] == '/'
-					? sel->config_exclude + dirlen + 1
-					: sel->config_exclude);
+	return found;
+}
+
+/*
+ * Why an expunged test is left out: the -e entry, the -E file, or the
+ * profiles' exclude file (global, the filesystem's, the configuration's own:
+ * named below the profiles directory).
+ */
+static char *
+why_expunged(const struct check_selection *sel, const struct profiles *profiles,
+	     const struct fs_config *cfg, const char *test)
+{
+	const char *e = excluding_entry(&sel->exclude, test), *f;
+	char *global = path_join(profiles->dir, "exclude/global.exclude");
+	char *fs = xasprintf("%s/exclude/%s.exclude", profiles->dir, cfg->fstyp);
+	const char *files[] = { global, fs, cfg->exclude };
+	char *why = NULL;
+
+	if (e)
+		why = xasprintf("-e %s", e);
+	else if ((f = excluding_file((const char *const *)sel->exclude_files.v,
+				     sel->exclude_files.n, test)))
+		why = xasprintf("-E %s", f);
+	else if ((f = excluding_file(files, ARRAY_SIZE(files), test)))
+		why = xasprintf("%s %s",
+				f == cfg->exclude ? "the configuration's exclude file"
+						  : "the exclude file",
+				below_profiles(profiles, f));
+	free(global);
+	free(fs);
 	return why;
 }
 
-/* The catalogue's query for sel: with or without its -x groups, files the -E files. */
+/* The catalogue's query for sel: with or without its -x groups, excluded its -e entries. */
 static void
 query_of(const struct check_selection *sel, const char *fstyp, bool with_x,
-	 const struct strvec *files, struct catalogue_query *q)
+	 const struct strvec *excluded, struct catalogue_query *q)
 {
 	memset(q, 0, sizeof(*q));
 	q->fstyp = fstyp;
 	q->tests = &sel->tests;
 	q->groups = &sel->groups;
 	q->xgroups = with_x ? &sel->xgroups : NULL;
-	q->exclude = &sel->exclude;
-	q->exclude_files = files;
+	q->exclude = excluded;
+	q->exclude_files = &sel->exclude_files;
 }
 
 static void
@@ -89,24 +120,21 @@ dry_config_resolve(const struct catalogue *cat, const struct plan *plan,
 {
 	struct catalogue_query q;
 	struct catalogue_selection all;
-	struct strvec files = STRVEC_INIT;
+	struct strvec excluded = STRVEC_INIT;
 
 	plan_check_selection(plan, profiles, d->cfg, &d->sel);
 	strvec_init(&d->out_tests);
 	strvec_init(&d->out_why);
-	/* the configuration's exclude file is an -E file to check */
-	strvec_copy(&files, &d->sel.exclude_files);
-	if (d->sel.config_exclude)
-		strvec_push(&files, d->sel.config_exclude);
-	query_of(&d->sel, d->cfg->fstyp, true, &files, &q);
+	check_selection_excluded(&d->sel, &excluded);
+	query_of(&d->sel, d->cfg->fstyp, true, &excluded, &q);
 	if (catalogue_select(cat, &q, &d->cs) != OK) {
 		d->error = xstrdup(error_msg());
 		error_clear();
-		strvec_clear(&files);
+		strvec_clear(&excluded);
 		return;
 	}
 	/* what the -x groups took: the selection without them, less the one with them */
-	query_of(&d->sel, d->cfg->fstyp, false, &files, &q);
+	query_of(&d->sel, d->cfg->fstyp, false, &excluded, &q);
 	if (d->sel.xgroups.n && catalogue_select(cat, &q, &all) == OK) {
 		for (size_t i = 0; i < all.tests.n; i++) {
 			const struct catalogue_test *t = catalogue_find(cat, all.tests.v[i]);
@@ -126,7 +154,7 @@ dry_config_resolve(const struct catalogue *cat, const struct plan *plan,
 		catalogue_selection_release(&all);
 	error_clear();
 	for (size_t i = 0; i < d->cs.expunged.n; i++) {
-		char *why = why_expunged(&d->sel, profiles, d->cs.expunged.v[i]);
+		char *why = why_expunged(&d->sel, profiles, d->cfg, d->cs.expunged.v[i]);
 
 		strvec_push(&d->out_tests, d->cs.expunged.v[i]);
 		strvec_push(&d->out_why, why ? why : "an exclusion");
@@ -138,7 +166,7 @@ dry_config_resolve(const struct catalogue *cat, const struct plan *plan,
 			     "not a test for %s (check would run it and it would fail)",
 			     d->cfg->fstyp);
 	}
-	strvec_clear(&files);
+	strvec_clear(&excluded);
 }
 
 static void

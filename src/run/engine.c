@@ -646,6 +646,7 @@ static void
 check_words(struct engine *e, const struct agent_job *job, struct strvec *out, struct strvec *env)
 {
 	struct check_selection sel;
+	struct strvec excluded = STRVEC_INIT;
 
 	plan_check_selection(&e->plan, e->profiles, e->cfg, &sel);
 	for (size_t i = 0; i < sel.env.n; i++)
@@ -658,22 +659,20 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 		strvec_push(out, "-L");
 		strvec_pushf(out, "%u", e->plan.rerun_failures);
 	}
-	if (sel.exclude.n) {
-		char *list = strvec_join(&sel.exclude, ",");
+	check_selection_excluded(&sel, &excluded);
+	if (excluded.n) {
+		char *list = strvec_join(&excluded, ",");
 
 		strvec_pushv(out, (const char *const[]){ "-e", list, NULL });
 		free(list);
 	}
+	strvec_clear(&excluded);
 	for (size_t i = 0; i < sel.exclude_files.n; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "exclude-%zu", i);
 		strvec_push(out, "-E");
 		push_owned(out, agent_job_path(job, name));
-	}
-	if (sel.config_exclude) {
-		strvec_push(out, "-E");
-		push_owned(out, agent_job_path(job, "exclude-config"));
 	}
 	if (e->ended.n) {
 		strvec_push(out, "-E");
@@ -849,8 +848,6 @@ send_job(struct engine *e)
 		snprintf(name, sizeof(name), "exclude-%zu", i);
 		rc = frame_host_file(&frame, name, e->plan.tests.exclude_files.v[i]);
 	}
-	if (rc == OK && e->cfg->exclude)
-		rc = frame_host_file(&frame, "exclude-config", e->cfg->exclude);
 	if (rc == OK && kconfig)
 		rc = frame_host_file(&frame, "kernel.config", e->kernel.config);
 	if (rc == OK && e->ended.n) {

@@ -80,7 +80,7 @@ inventory_selection(const struct plan *plan, const struct profiles *prof,
 {
 	struct catalogue_query q = { 0 };
 	struct check_selection sel;
-	struct strvec files = STRVEC_INIT;
+	struct strvec excluded = STRVEC_INIT;
 	struct plan p;
 	enum status rc;
 
@@ -94,17 +94,15 @@ inventory_selection(const struct plan *plan, const struct profiles *prof,
 		strvec_clear(&p.tests.tests);
 	}
 	plan_check_selection(&p, prof, cfg, &sel);
-	strvec_copy(&files, &sel.exclude_files);
-	if (sel.config_exclude)
-		strvec_push(&files, sel.config_exclude);
+	check_selection_excluded(&sel, &excluded);
 	q.fstyp = cfg->fstyp;
 	q.tests = &sel.tests;
 	q.groups = &sel.groups;
 	q.xgroups = &sel.xgroups;
-	q.exclude = &sel.exclude;
-	q.exclude_files = &files;
+	q.exclude = &excluded;
+	q.exclude_files = &sel.exclude_files;
 	rc = catalogue_select(cat, &q, out);
-	strvec_clear(&files);
+	strvec_clear(&excluded);
 	check_selection_release(&sel);
 	plan_release(&p);
 	return rc;

@@ -74,6 +74,7 @@ plan_check_selection(const struct plan *plan, const struct profiles *profiles,
 	strvec_init(&out->xgroups);
 	strvec_init(&out->exclude);
 	strvec_init(&out->exclude_files);
+	strvec_init(&out->config_tests);
 	strvec_init(&out->tests);
 	strvec_init(&out->other_fs);
 	strvec_init(&out->env);
@@ -86,9 +87,12 @@ plan_check_selection(const struct plan *plan, const struct profiles *profiles,
 		strvec_push(&out->groups, t->groups.v[i]);
 	for (size_t i = 0; i < t->xgroups.n; i++)
 		strvec_push(&out->xgroups, t->xgroups.v[i]);
+	for (size_t i = 0; i < cfg->xgroups.n; i++)
+		if (!strvec_contains(&out->xgroups, cfg->xgroups.v[i]))
+			strvec_push(&out->xgroups, cfg->xgroups.v[i]);
 	strvec_copy(&out->exclude, &t->exclude);
 	strvec_copy(&out->exclude_files, &t->exclude_files);
-	out->config_exclude = cfg->exclude;
+	strvec_copy(&out->config_tests, &cfg->exclude_tests);
 	for (size_t i = 0; i < t->tests.n; i++)
 		strvec_push(catalogue_name_fits(t->tests.v[i], cfg->fstyp) ? &out->tests
 									   : &out->other_fs,
@@ -102,8 +106,15 @@ check_selection_release(struct check_selection *sel)
 	strvec_clear(&sel->xgroups);
 	strvec_clear(&sel->exclude);
 	strvec_clear(&sel->exclude_files);
+	strvec_clear(&sel->config_tests);
 	strvec_clear(&sel->tests);
 	strvec_clear(&sel->other_fs);
 	strvec_clear(&sel->env);
-	sel->config_exclude = NULL;
+}
+
+void
+check_selection_excluded(const struct check_selection *sel, struct strvec *out)
+{
+	strvec_pushv(out, (const char *const *)sel->exclude.v);
+	strvec_pushv(out, (const char *const *)sel->config_tests.v);
 }

@@ -20,19 +20,25 @@ enum status plan_check(const struct plan *plan, const struct profiles *profiles)
 
 /*
  * What check is asked to run for configuration cfg, as data: the -g groups
- * (the test set's, then the plan's), the -x groups, the -e entries, the -E
- * files (the plan's; the configuration's exclude file apart, host paths),
- * the named tests that are for cfg's filesystem (the others in other_fs:
- * check would run them there and they would fail), and the settings the
- * test set gives check (NAME=value). The engine turns it into check's
- * words; `fswb run -n` resolves it on the host with the catalogue.
+ * (the test set's, then the plan's), the -x groups (the test set's, the
+ * plan's, then the configuration's from the profiles' exclude files), the
+ * -e entries (the plan's), the tests the profiles' exclude files leave out
+ * (global, the filesystem's, the configuration's own: check -e too), the -E
+ * files (the plan's, host paths), the named tests that are for cfg's
+ * filesystem (the others in other_fs: check would run them there and they
+ * would fail), and the settings the test set gives check (NAME=value). The
+ * engine turns it into check's words; `fswb run -n` resolves it on the host
+ * with the catalogue.
  */
 struct check_selection {
 	struct strvec groups, xgroups, exclude, exclude_files;
-	const char *config_exclude; /* cfg->exclude, or NULL */
+	struct strvec config_tests; /* cfg->exclude_tests */
 	struct strvec tests, other_fs;
 	struct strvec env;
 };
+
+/* Every -e entry of sel: the plan's, then the profiles'. */
+void check_selection_excluded(const struct check_selection *sel, struct strvec *out);
 
 void plan_check_selection(const struct plan *plan, const struct profiles *profiles,
 			  const struct fs_config *cfg, struct check_selection *out);

@@ -11,7 +11,7 @@ rc=$?
 check "-n exits 0" test "$rc" -eq 0
 check "-n boots nothing and warns of nothing" test ! -s "$T/err"
 check "the configuration and check's words head the list" \
-	grep -q '^ext4/4k (FSTYP ext4): -g smoketest$' <<<"$out"
+	grep -q '^ext4/4k (FSTYP ext4): -g smoketest -x dax -x clone$' <<<"$out"
 check "a test comes with its description and groups" \
 	grep -qE '^  generic/003 +Directory operations on TEST_DIR: create, rename, hard link, unlink,  \[auto quick smoketest dir\]$' <<<"$out"
 check "the filesystem's own directory is searched" grep -qE '^  ext4/001 ' <<<"$out"
