@@ -123,6 +123,7 @@ dry_config_resolve(const struct catalogue *cat, const struct plan *plan,
 	struct strvec excluded = STRVEC_INIT;
 
 	plan_check_selection(plan, profiles, d->cfg, &d->sel);
+	check_selection_expand(&d->sel, cat, d->cfg->fstyp);
 	strvec_init(&d->out_tests);
 	strvec_init(&d->out_why);
 	check_selection_excluded(&d->sel, &excluded);

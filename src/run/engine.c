@@ -649,6 +649,8 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 	struct strvec excluded = STRVEC_INIT;
 
 	plan_check_selection(&e->plan, e->profiles, e->cfg, &sel);
+	if (e->have_cat)
+		check_selection_expand(&sel, &e->cat, e->cfg->fstyp);
 	for (size_t i = 0; i < sel.env.n; i++)
 		strvec_push(env, sel.env.v[i]);
 	for (size_t i = 0; i < sel.groups.n; i++)

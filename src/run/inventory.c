@@ -94,6 +94,7 @@ inventory_selection(const struct plan *plan, const struct profiles *prof,
 		strvec_clear(&p.tests.tests);
 	}
 	plan_check_selection(&p, prof, cfg, &sel);
+	check_selection_expand(&sel, cat, cfg->fstyp);
 	check_selection_excluded(&sel, &excluded);
 	q.fstyp = cfg->fstyp;
 	q.tests = &sel.tests;

@@ -113,6 +113,41 @@ check_selection_release(struct check_selection *sel)
 }
 
 void
+check_selection_expand(struct check_selection *sel, const struct catalogue *cat, const char *fstyp)
+{
+	struct strvec tests = STRVEC_INIT;
+
+	for (size_t i = 0; i < sel->tests.n; i++) {
+		const char *t = sel->tests.v[i];
+		struct strvec one = STRVEC_INIT;
+		struct catalogue_query q = { .fstyp = fstyp, .tests = &one };
+		struct catalogue_selection found;
+
+		if (!strpbrk(t, "*?[")) {
+			strvec_push(&tests, t);
+			continue;
+		}
+		strvec_push(&one, t);
+		if (catalogue_select(cat, &q, &found) == OK) {
+			for (size_t j = 0; j < found.tests.n; j++)
+				strvec_push(catalogue_name_fits(found.tests.v[j], fstyp)
+						    ? &tests
+						    : &sel->other_fs,
+					    found.tests.v[j]);
+			/* matching nothing: check says it ignores it */
+			strvec_pushv(&tests, (const char *const *)found.unknown.v);
+			catalogue_selection_release(&found);
+		} else {
+			strvec_push(&tests, t); /* check says what is wrong with it */
+		}
+		error_clear();
+		strvec_clear(&one);
+	}
+	strvec_clear(&sel->tests);
+	sel->tests = tests;
+}
+
+void
 check_selection_excluded(const struct check_selection *sel, struct strvec *out)
 {
 	strvec_pushv(out, (const char *const *)sel->exclude.v);

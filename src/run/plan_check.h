@@ -14,6 +14,7 @@
 #include "core/plan.h"
 #include "core/profile.h"
 #include "core/status.h"
+#include "fstests/catalogue.h"
 
 /* OK, or the error naming the bad field and the choices (error_msg()). */
 enum status plan_check(const struct plan *plan, const struct profiles *profiles);
@@ -36,6 +37,16 @@ struct check_selection {
 	struct strvec tests, other_fs;
 	struct strvec env;
 };
+
+/*
+ * Named tests that are globs ("*\/001", "generic/00?") become the tests of
+ * cat they match that are for fstyp's directories: check would expand
+ * "*\/001" into every directory, btrfs/001 on ext4 included. Those of other
+ * directories go to other_fs. Without a catalogue (fstests from a URL) check
+ * expands them itself.
+ */
+void check_selection_expand(struct check_selection *sel, const struct catalogue *cat,
+			    const char *fstyp);
 
 /* Every -e entry of sel: the plan's, then the profiles'. */
 void check_selection_excluded(const struct check_selection *sel, struct strvec *out);
