@@ -6,14 +6,19 @@
  * a tarball of any of those), printed, and with --keep kept in history as
  * a run (fstests/import.h).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "core/loop.h"
 #include "core/paths.h"
 #include "core/spawn.h"
+#include "fstests/archive.h"
 #include "fstests/import.h"
 
 static bool
@@ -30,20 +35,69 @@ is_tarball(const char *path)
 	return false;
 }
 
+/* The program that makes a plain tar of path, or NULL (gzip and plain tar are read as they are). */
+static const char *
+decompressor(const char *path)
+{
+	static const struct {
+		const char *suffix, *program;
+	} d[] = { { ".tar.xz", "xz" },
+		  { ".txz", "xz" },
+		  { ".tar.bz2", "bzip2" },
+		  { ".tar.zst", "zstd" } };
+
+	for (size_t i = 0; i < ARRAY_SIZE(d); i++)
+		if (str_endswith(path, d[i].suffix))
+			return d[i].program;
+	return NULL;
+}
+
+/* The tar stream of prog -dc tarball, unpacked as an archive from a test machine. */
+static enum status
+unpack_through(const char *prog, const char *tarball, const char *dir, struct archive_report *r)
+{
+	const char *argv[] = { prog, "-dc", "--", tarball, NULL };
+	struct spawn_opts o = SPAWN_OPTS_INIT;
+	struct loop *loop = loop_new();
+	struct child *c = NULL;
+	enum status rc, wait;
+	int dfd;
+
+	o.argv = argv;
+	o.out = SPAWN_PIPE;
+	rc = spawn_start(loop, &o, &c);
+	dfd = rc == OK ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (rc == OK && dfd < 0)
+		rc = error(ERR_IO, "cannot open '%s': %s", dir, strerror(errno));
+	if (rc == OK && fcntl(c->out, F_SETFL, fcntl(c->out, F_GETFL) & ~O_NONBLOCK) < 0)
+		rc = error(ERR_IO, "cannot read from %s: %s", prog, strerror(errno));
+	if (rc == OK)
+		rc = archive_unpack_fd(c->out, dfd, ARCHIVE_MAX_DEFAULT, r);
+	if (dfd >= 0)
+		close(dfd);
+	if (c) {
+		child_kill(c, SIGTERM); /* a limit stopped the unpacking: the rest is not wanted */
+		wait = child_wait(c, 10000);
+		if (rc == OK && wait == OK && !r->stopped && (!c->exit.exited || c->exit.code))
+			rc = error(ERR_CHILD, "%s cannot decompress '%s'", prog, tarball);
+		child_free(c);
+	}
+	loop_free(loop);
+	return rc;
+}
+
 /*
- * Unpack a tarball into a new directory of the cache (*dir), then keep
- * only its regular files and directories.
+ * Unpack a tarball into a new directory of the cache (*dir) with the reader
+ * of results from test machines (fstests/archive.h: regular files and
+ * directories only, nothing followed, a size cap), then keep only its
+ * regular files and directories.
  */
 static enum status
 unpack(const char *tarball, char **dir)
 {
-	const char *argv[] = {
-		"tar", "-xf", tarball, "-C", NULL, "--no-same-owner", "--no-same-permissions", NULL
-	};
-	struct strbuf out = STRBUF_INIT;
-	struct child_exit ex;
-	struct loop *loop;
-	char *cache = NULL;
+	struct archive_report r;
+	const char *prog = decompressor(tarball);
+	char *cache = NULL, *text;
 	enum status rc;
 
 	*dir = NULL;
@@ -58,15 +112,18 @@ unpack(const char *tarball, char **dir)
 		*dir = NULL;
 		return rc;
 	}
-	argv[4] = *dir;
-	loop = loop_new();
-	rc = spawn_run(loop, argv, NULL, true, 8192, &out, &ex);
-	loop_free(loop);
-	if (rc == OK && (!ex.exited || ex.code))
-		rc = error(ERR_CHILD, "cannot unpack '%s': %s", tarball, out.buf);
-	if (rc == OK)
+	archive_report_init(&r);
+	rc = prog ? unpack_through(prog, tarball, *dir, &r)
+		  : archive_unpack(tarball, *dir, ARCHIVE_MAX_DEFAULT, &r);
+	text = archive_report_text(&r);
+	if (*text)
+		fprintf(stderr, "fswb: warning: %s: %s\n", tarball, text);
+	free(text);
+	archive_report_release(&r);
+	if (rc != OK)
+		rc = error_prefix(rc, "cannot unpack '%s'", tarball);
+	else
 		rc = import_purge(*dir);
-	strbuf_release(&out);
 	return rc;
 }
 

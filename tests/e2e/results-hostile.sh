@@ -90,4 +90,20 @@ err=$("$FSWB" results show last 2>&1)
 check "an absurd number in run.json is refused with the file and field" \
 	grep -qE "run.json.*seconds.*must be a number of seconds" <<<"$err"
 
+# A tarball of results (xfstests-bld's, compressed with xz and with gzip) with
+# a symlink to a host file and a FIFO: both left out, named, nothing followed.
+X=$T/xbld
+mkdir -p "$X/ext4/results-4k"
+cp "$SRCDIR/tests/fixtures/fstests-runs/B-mismatch/results/check.log" "$X/ext4/results-4k/"
+echo secret >"$T/host-secret"
+ln -s "$T/host-secret" "$X/ext4/results-4k/generic-001.full"
+mkfifo "$X/ext4/results-4k/pipe"
+for z in xz gz; do
+	tar -C "$X" -caf "$T/xbld.tar.$z" .
+	err=$("$FSWB" results import "$T/xbld.tar.$z" 2>&1 >/dev/null)
+	check "tar.$z: the symlink is left out and named" grep -q "generic-001.full' (a symlink)" <<<"$err"
+	check "tar.$z: the FIFO is left out" grep -q "pipe'" <<<"$err"
+	check "tar.$z: the host file was not read" bash -c "! grep -rq secret '$FSWB_HOME'"
+done
+
 done_testing
