@@ -127,8 +127,9 @@ struct event {
 	const char *config; /* the config or section this is about; may be NULL */
 	union {
 		struct {
-			const char *id;	      /* the run's id */
-			unsigned total_tests; /* expected tests, 0 when not known yet */
+			const char *id;		 /* the run's id */
+			unsigned total_tests;	 /* expected tests, 0 when not known yet */
+			double expected_seconds; /* the whole run's estimate; 0 when unknown */
 		} run;
 		struct {
 			const char *stage;  /* "kernel", "appliance", "boot", "tests", "results" */
@@ -146,6 +147,9 @@ struct event {
 			const char *test;    /* "generic/001" */
 			double prev_seconds; /* from check.time; < 0 when unknown */
 			unsigned rerun;	     /* 0 for the first run, n for -L rerun n */
+			/* fswb's estimate (fstests/estimate.h); 0 when unknown */
+			double expected_seconds;
+			const char *expected_from; /* what it rests on; may be NULL */
 		} test_start;
 		struct {
 			const char *test;

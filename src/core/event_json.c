@@ -73,6 +73,8 @@ event_to_json(const struct event *ev, struct strbuf *out)
 	case EV_RUN_BEGIN:
 		set_str(o, "id", ev->u.run.id);
 		json_object_set_new(o, "total_tests", json_integer(ev->u.run.total_tests));
+		if (ev->u.run.expected_seconds > 0)
+			set_secs(o, "expected_seconds", ev->u.run.expected_seconds);
 		break;
 	case EV_STAGE_BEGIN:
 	case EV_STAGE_PROGRESS:
@@ -101,6 +103,10 @@ event_to_json(const struct event *ev, struct strbuf *out)
 	case EV_TEST_START:
 		set_str(o, "test", ev->u.test_start.test);
 		set_secs(o, "prev_seconds", ev->u.test_start.prev_seconds);
+		if (ev->u.test_start.expected_seconds > 0) {
+			set_secs(o, "expected_seconds", ev->u.test_start.expected_seconds);
+			set_str(o, "expected_from", ev->u.test_start.expected_from);
+		}
 		if (ev->u.test_start.rerun)
 			json_object_set_new(o, "rerun", json_integer(ev->u.test_start.rerun));
 		break;
@@ -265,6 +271,7 @@ parse_object(json_t *o, struct event_owned *e)
 	case EV_RUN_BEGIN:
 		ev->u.run.id = get_str(o, "id", e);
 		ev->u.run.total_tests = get_uint(o, "total_tests");
+		ev->u.run.expected_seconds = get_num(o, "expected_seconds", 0);
 		break;
 	case EV_STAGE_BEGIN:
 	case EV_STAGE_PROGRESS:
@@ -288,6 +295,8 @@ parse_object(json_t *o, struct event_owned *e)
 		ev->u.test_start.test = get_str(o, "test", e);
 		ev->u.test_start.prev_seconds = get_num(o, "prev_seconds", -1);
 		ev->u.test_start.rerun = get_uint(o, "rerun");
+		ev->u.test_start.expected_seconds = get_num(o, "expected_seconds", 0);
+		ev->u.test_start.expected_from = get_str(o, "expected_from", e);
 		if (!ev->u.test_start.test)
 			return error(ERR_INVALID, "field 'test': missing");
 		break;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* How long tests take: earlier runs, SOAK_DURATION, groups (estimate.h). */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/paths.h"
+#include "core/rundir.h"
 #include "fstests/catalogue.h"
 #include "fstests/estimate.h"
 
@@ -139,40 +139,27 @@ estimator_add_run(struct estimator *est, const struct run_record *rec)
 		est->runs++;
 }
 
-static int
-cmp_name_desc(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)b, *(char *const *)a);
-}
-
 size_t
 estimator_load_runs(struct estimator *est, const char *runs_dir, size_t max)
 {
 	struct strvec ids = STRVEC_INIT;
-	struct dirent *de;
 	size_t read = 0;
-	DIR *d;
 
 	if (max > EST_RUNS || max == 0)
 		max = EST_RUNS;
-	d = runs_dir ? opendir(runs_dir) : NULL;
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			strvec_push(&ids, de->d_name);
-	closedir(d);
-	qsort(ids.v, ids.n, sizeof(char *), cmp_name_desc);
-	for (size_t i = 0; i < ids.n && read < max; i++) {
+	if (runs_dir)
+		rundir_list(runs_dir, &ids);
+	for (size_t i = ids.n; i-- > 0 && read < max;) {
 		char *dir = path_join(runs_dir, ids.v[i]);
 		char *path = path_join(dir, "run.json");
 		struct run_record rec;
 
-		if (run_record_load(path, &rec) == OK) {
+		run_record_init(&rec);
+		if (path_exists(path) && run_record_load(path, &rec) == OK) {
 			estimator_add_run(est, &rec);
-			run_record_release(&rec);
 			read++;
 		}
+		run_record_release(&rec);
 		error_clear();
 		free(path);
 		free(dir);
@@ -284,8 +271,7 @@ est_total_basis(const struct est_total *t, const struct estimator *est, struct s
 		return;
 	}
 	if (hist) {
-		strbuf_addf(out, "%searlier runs on this host (%zu of %zu tests)", sep, hist,
-			    t->ntests);
+		strbuf_addf(out, "%searlier runs (%zu of %zu tests)", sep, hist, t->ntests);
 		sep = ", ";
 	}
 	if (t->by[EST_BASIS_SOAK]) {
@@ -293,9 +279,9 @@ est_total_basis(const struct est_total *t, const struct estimator *est, struct s
 		sep = ", ";
 	}
 	if (t->by[EST_BASIS_GROUPS])
-		strbuf_addf(out, "%sthe tests' groups", sep);
+		strbuf_addf(out, "%stest groups", sep);
 	if (!hist)
-		strbuf_adds(out, "; no runs to go by yet");
+		strbuf_adds(out, "; no runs yet");
 	if (est->slow)
-		strbuf_adds(out, "; emulated (TCG)");
+		strbuf_adds(out, "; TCG");
 }

@@ -36,7 +36,7 @@
 #include "core/util.h"
 #include "fstests/results.h"
 
-#define EST_QUICK 20  /* seconds, under KVM */
+#define EST_QUICK 8   /* seconds, under KVM (many quick tests end as not run) */
 #define EST_TEST  60  /* seconds, under KVM */
 #define EST_LONG  300 /* seconds, under KVM */
 #define EST_SLOW  4   /* emulation (TCG) against KVM */
@@ -119,7 +119,7 @@ void estimate_config(const struct estimator *est, const char *config, const char
 		     const struct catalogue *cat, const char *const *tests, size_t n,
 		     const struct strvec *groups, struct est_total *t);
 
-/* What *t rests on, in words: "from 3 earlier runs and SOAK_DURATION". */
+/* What *t rests on, in words: "from earlier runs (3 of 7 tests), SOAK_DURATION; TCG". */
 void est_total_basis(const struct est_total *t, const struct estimator *est, struct strbuf *out);
 
 #endif

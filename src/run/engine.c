@@ -25,6 +25,7 @@
 #include "kbuild/kernel.h"
 #include "rootfs/appliance.h"
 #include "rootfs/initramfs.h"
+#include "run/inventory.h"
 
 #define HELLO_LIMIT_KVM	 120 /* seconds from QEMU's start to the agent's HELLO */
 #define HELLO_LIMIT_TCG	 300
@@ -230,18 +231,18 @@ test_groups(struct engine *e, const char *test, struct strvec *out)
 	strvec_pushv(out, (const char *const *)e->plan.tests.groups.v);
 }
 
-/* The test that started: how long it should take, and why. */
-static void
-expect_test(struct engine *e)
+/* How long test should take, and why (in *basis). */
+static double
+expect_test(struct engine *e, const char *test, enum est_basis *basis)
 {
 	struct strvec groups = STRVEC_INIT;
+	double s;
 
-	test_groups(e, e->current_test, &groups);
-	e->current_expected =
-		estimate_test(&e->est, e->cfg ? e->cfg->name : NULL, e->kernel.version,
-			      e->current_test, &groups, &e->current_basis);
-	e->current_flagged = false;
+	test_groups(e, test, &groups);
+	s = estimate_test(&e->est, e->cfg ? e->cfg->name : NULL, e->kernel.version, test, &groups,
+			  basis);
 	strvec_clear(&groups);
+	return s;
 }
 
 /* The engine's own listener: the run's files, counts, the test in progress. */
@@ -259,7 +260,8 @@ on_own_event(void *data, const struct event *ev)
 		free(e->current_test);
 		e->current_test = xstrdup(ev->u.test_start.test);
 		e->test_started_ms = loop_now_ms();
-		expect_test(e);
+		e->current_expected = ev->u.test_start.expected_seconds;
+		e->current_flagged = false;
 		e->any_test = true;
 		break;
 	case EV_TEST_END:
@@ -309,25 +311,27 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 }
 
 /*
- * What the watchdog expects of each test: the durations of earlier runs, the
- * run's SOAK_DURATION, and the groups of the tree's tests (when fswb has it).
+ * What the watchdog and the run view expect: the durations of earlier runs,
+ * the run's SOAK_DURATION, the groups of the tree's tests (when fswb has the
+ * tree), and from those the whole run's estimate for RUN_BEGIN.
  */
 static void
-load_expectations(struct engine *e)
+load_expectations(struct engine *e, struct event *begin)
 {
-	const char *src = e->plan.fstests_src;
-	const struct test_set *set =
-		e->plan.tests.preset ? profiles_set(e->profiles, e->plan.tests.preset) : NULL;
-	char *runs = NULL;
+	struct backend_probe probe = { 0 };
+	struct est_total total;
 
-	if (fswb_dir_make(DIR_DATA, "runs", &runs) == OK)
-		estimator_load_runs(&e->est, runs, EST_RUNS);
-	free(runs);
-	if (set && estimator_set_env(&e->est, &set->env) != OK)
-		warn(e, error_msg());
-	if (src && path_is_dir(src))
-		e->have_cat = catalogue_load(src, &e->cat) == OK;
+	inventory_probe(e->plan.backend, &e->plan, &probe);
+	inventory_estimator(&e->plan, e->profiles, probe.slow, &e->est);
+	backend_probe_release(&probe);
+	e->have_cat = inventory_catalogue(&e->plan, &e->cat) == OK;
 	error_clear();
+	inventory_estimate(&e->plan, e->profiles, e->have_cat ? &e->cat : NULL, &e->est,
+			   e->plan.tests.preset, NULL, &total);
+	if (total.ntests) {
+		begin->u.run.total_tests = (unsigned)total.ntests;
+		begin->u.run.expected_seconds = total.seconds;
+	}
 }
 
 /* A new run id: the UTC time, and a suffix when that directory exists. */
@@ -508,10 +512,20 @@ on_check_event(void *data, const struct event *ev)
 {
 	struct engine *e = data;
 
+	struct event start;
+
 	if ((ev->type == EV_TEST_START && done_already(e, ev->u.test_start.test)) ||
 	    (ev->type == EV_TEST_END && !ev->u.test_end.rerun &&
 	     done_already(e, ev->u.test_end.test)))
 		return;
+	if (ev->type == EV_TEST_START) {
+		/* what fswb expects of it: the watchdog's measure and the run view's ETA */
+		start = *ev;
+		start.u.test_start.expected_seconds =
+			expect_test(e, ev->u.test_start.test, &e->current_basis);
+		start.u.test_start.expected_from = est_basis_str(e->current_basis);
+		ev = &start;
+	}
 	event_emit(&e->own, (struct event *)ev);
 }
 
@@ -1368,8 +1382,8 @@ begin(struct loop *loop, void *data)
 	struct event ev = { .type = EV_RUN_BEGIN };
 
 	ev.u.run.id = e->id;
+	load_expectations(e, &ev);
 	emit(e, &ev);
-	load_expectations(e);
 	if (prepare_kernel(e) != OK || e->interrupted || prepare_appliance(e) != OK ||
 	    e->interrupted) {
 		finish_run(e);

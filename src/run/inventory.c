@@ -9,9 +9,6 @@
 
 #include "core/paths.h"
 #include "core/rundir.h"
-#include "fstests/results.h"
-
-#define HISTORY_RUNS 5
 
 void
 inventory_host(struct loop *loop, const struct profiles *prof, bool full, struct hostcheck *out)
@@ -75,42 +72,72 @@ inventory_catalogue(const struct plan *plan, struct catalogue *out)
 	return catalogue_load(src, out);
 }
 
-void
-inventory_history(const struct plan *plan, double *per_test, size_t *runs)
+enum status
+inventory_selection(const struct plan *plan, const struct profiles *prof,
+		    const struct catalogue *cat, const char *preset, const char *fstyp,
+		    struct catalogue_selection *out)
 {
+	const struct test_set *set = preset && prof ? profiles_set(prof, preset) : NULL;
+	struct strvec groups = STRVEC_INIT, xgroups = STRVEC_INIT;
+	struct catalogue_query q = { 0 };
+	enum status rc;
+
+	strvec_copy(&groups, set ? &set->groups : &plan->tests.groups);
+	strvec_copy(&xgroups, &plan->tests.xgroups);
+	if (set)
+		for (size_t i = 0; i < set->xgroups.n; i++)
+			strvec_push(&xgroups, set->xgroups.v[i]);
+	q.fstyp = fstyp;
+	q.tests = preset ? NULL : &plan->tests.tests;
+	q.groups = &groups;
+	q.xgroups = &xgroups;
+	q.exclude = &plan->tests.exclude;
+	q.exclude_files = &plan->tests.exclude_files;
+	rc = catalogue_select(cat, &q, out);
+	strvec_clear(&groups);
+	strvec_clear(&xgroups);
+	return rc;
+}
+
+void
+inventory_estimator(const struct plan *plan, const struct profiles *prof, bool slow,
+		    struct estimator *out)
+{
+	const struct test_set *set =
+		plan->tests.preset && prof ? profiles_set(prof, plan->tests.preset) : NULL;
 	char *root = rundir_root();
-	struct strvec ids = STRVEC_INIT;
-	double secs = 0;
-	size_t tests = 0;
 
-	*per_test = 0;
-	*runs = 0;
-	rundir_list(root, &ids);
-	for (size_t i = ids.n; i-- > 0 && *runs < HISTORY_RUNS;) {
-		char *dir = path_join(root, ids.v[i]), *json = path_join(dir, "run.json");
-		struct run_record rec;
-
-		run_record_init(&rec);
-		if (path_exists(json) && run_record_load(json, &rec) == OK && rec.finished &&
-		    !rec.interrupted && rec.end_ms > rec.start_ms && rec.counts.ran &&
-		    rec.nsections == plan->configs.n) {
-			size_t n = 0;
-
-			for (size_t s = 0; s < rec.nsections; s++)
-				n += rec.sections[s].ntests;
-			if (n) {
-				secs += (double)(rec.end_ms - rec.start_ms) / 1000.0;
-				tests += n;
-				(*runs)++;
-			}
-		}
+	estimator_init(out, slow);
+	estimator_load_runs(out, root, EST_RUNS);
+	if (set && estimator_set_env(out, &set->env) != OK)
 		error_clear();
-		run_record_release(&rec);
-		free(dir);
-		free(json);
-	}
-	if (tests)
-		*per_test = secs / (double)tests;
-	strvec_clear(&ids);
 	free(root);
+}
+
+void
+inventory_estimate(const struct plan *plan, const struct profiles *prof,
+		   const struct catalogue *cat, const struct estimator *est, const char *preset,
+		   const char *kernel, struct est_total *out)
+{
+	const struct test_set *set = preset && prof ? profiles_set(prof, preset) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; cat && i < plan->configs.n; i++) {
+		const struct fs_config *c = prof ? profiles_config(prof, plan->configs.v[i]) : NULL;
+		struct catalogue_selection sel;
+		struct strvec run = STRVEC_INIT;
+
+		if (!c || inventory_selection(plan, prof, cat, preset, c->fstyp, &sel) != OK) {
+			error_clear();
+			continue;
+		}
+		for (size_t j = 0; j < sel.tests.n; j++)
+			if (!strvec_contains(&sel.expunged, sel.tests.v[j]) &&
+			    catalogue_name_fits(sel.tests.v[j], c->fstyp))
+				strvec_push(&run, sel.tests.v[j]);
+		estimate_config(est, c->name, kernel, cat, (const char *const *)run.v, run.n,
+				set ? &set->groups : &plan->tests.groups, out);
+		strvec_clear(&run);
+		catalogue_selection_release(&sel);
+	}
 }

@@ -3,8 +3,8 @@
  * The inventory: what a front end asks about this machine and the plan it
  * is making before a run -- the host checks, the backends' probes, the
  * kernels with their configs checked against the chosen configurations,
- * the fstests catalogue of a local tree, and the seconds per test of the
- * earlier runs. The wizard asks these from a loop callback, never while it
+ * the fstests catalogue of a local tree, the tests a plan selects, and how
+ * long they take (fstests/estimate.h: one estimator for every screen). The wizard asks these from a loop callback, never while it
  * draws, and draws the answers when they have come.
  *
  * Each call fills *out (released by the caller with the type's release)
@@ -22,6 +22,7 @@
 #include "core/plan.h"
 #include "core/profile.h"
 #include "fstests/catalogue.h"
+#include "fstests/estimate.h"
 #include "kbuild/kernel.h"
 #include "run/hostcheck.h"
 
@@ -50,10 +51,30 @@ enum status inventory_kernels(struct loop *loop, const struct plan *plan,
 enum status inventory_catalogue(const struct plan *plan, struct catalogue *out);
 
 /*
- * Seconds per test over the last (at most 5) finished runs with as many
- * configurations as plan (wall clock); *runs gets how many went into it
- * (0: no estimate, *per_test is 0).
+ * The tests check would run for plan in a configuration of filesystem fstyp,
+ * selected from cat as check selects them: the test set preset's groups (and
+ * its -x groups) instead of the plan's groups and named tests when preset is
+ * not NULL, then the plan's -x groups and exclusions.
  */
-void inventory_history(const struct plan *plan, double *per_test, size_t *runs);
+enum status inventory_selection(const struct plan *plan, const struct profiles *prof,
+				const struct catalogue *cat, const char *preset, const char *fstyp,
+				struct catalogue_selection *out);
+
+/*
+ * The estimator for plan (fstests/estimate.h): this host's earlier runs and
+ * the SOAK_DURATION of plan's test set; slow: the guests are emulated.
+ */
+void inventory_estimator(const struct plan *plan, const struct profiles *prof, bool slow,
+			 struct estimator *out);
+
+/*
+ * What plan would take with the test set preset (NULL: the plan's own
+ * choice of tests) on kernel release kernel (may be NULL): each configuration's
+ * selection from cat and a boot. out->ntests is 0 when cat is NULL (the tests
+ * are not known before the appliance has the tree).
+ */
+void inventory_estimate(const struct plan *plan, const struct profiles *prof,
+			const struct catalogue *cat, const struct estimator *est,
+			const char *preset, const char *kernel, struct est_total *out);
 
 #endif

@@ -88,8 +88,7 @@ struct wizard {
 	/* review */
 	size_t ntests; /* selected tests, or 0 when unknown */
 	struct strvec selection;
-	double hist_per_test;
-	size_t hist_runs;
+	struct estimator est; /* earlier runs, SOAK_DURATION (inventory_estimator) */
 	bool hist_done;
 
 	struct ui *ui;
@@ -230,54 +229,43 @@ first_fstyp(struct ui *ui, struct wizard *w)
 static size_t
 count_tests(struct ui *ui, struct wizard *w, const char *preset, struct strvec *names)
 {
-	const struct profiles *prof = ui_profiles(ui);
-	struct catalogue_query q = { 0 };
 	struct catalogue_selection sel;
-	struct strvec groups = STRVEC_INIT, xgroups = STRVEC_INIT;
 	size_t n = 0;
 
 	if (!w->have_cat)
 		return 0;
-	strvec_copy(&groups, &w->plan.tests.groups);
-	strvec_copy(&xgroups, &w->plan.tests.xgroups);
-	if (preset && prof) {
-		const struct test_set *s = profiles_set(prof, preset);
-
-		if (s) {
-			strvec_clear(&groups);
-			strvec_copy(&groups, &s->groups);
-			for (size_t i = 0; i < s->xgroups.n; i++)
-				strvec_push(&xgroups, s->xgroups.v[i]);
-		}
-	}
-	q.fstyp = first_fstyp(ui, w);
-	q.tests = preset ? NULL : &w->plan.tests.tests;
-	q.groups = &groups;
-	q.xgroups = &xgroups;
-	q.exclude = &w->plan.tests.exclude;
-	q.exclude_files = &w->plan.tests.exclude_files;
-	if (catalogue_select(&w->cat, &q, &sel) == OK) {
+	if (inventory_selection(&w->plan, ui_profiles(ui), &w->cat, preset, first_fstyp(ui, w),
+				&sel) == OK) {
 		n = sel.tests.n - sel.expunged.n;
-		if (names) {
-			for (size_t i = 0; i < sel.tests.n; i++)
-				if (!strvec_contains(&sel.expunged, sel.tests.v[i]))
-					strvec_push(names, sel.tests.v[i]);
-		}
+		for (size_t i = 0; names && i < sel.tests.n; i++)
+			if (!strvec_contains(&sel.expunged, sel.tests.v[i]))
+				strvec_push(names, sel.tests.v[i]);
+		catalogue_selection_release(&sel);
 	}
 	error_clear();
-	catalogue_selection_release(&sel);
-	strvec_clear(&groups);
-	strvec_clear(&xgroups);
 	return n;
 }
 
 static void
-load_history(struct wizard *w)
+load_history(struct ui *ui, struct wizard *w)
 {
 	if (w->hist_done)
 		return;
-	inventory_history(&w->plan, &w->hist_per_test, &w->hist_runs);
+	estimator_release(&w->est);
+	inventory_estimator(&w->plan, ui_profiles(ui), false, &w->est);
 	w->hist_done = true;
+}
+
+/*
+ * What a run of preset (NULL: the plan's own tests) takes here, in *t; slow:
+ * emulated. t->ntests is 0 when the tests are not known yet.
+ */
+static void
+estimate_here(struct ui *ui, struct wizard *w, const char *preset, bool slow, struct est_total *t)
+{
+	w->est.slow = slow;
+	inventory_estimate(&w->plan, ui_profiles(ui), w->have_cat ? &w->cat : NULL, &w->est, preset,
+			   NULL, t);
 }
 
 /*
@@ -296,6 +284,7 @@ on_answers(struct loop *loop, void *data)
 	case S_WELCOME:
 		load_welcome(ui, w);
 		load_catalogue(w);
+		load_history(ui, w);
 		break;
 	case S_KERNEL:
 		load_kernels(ui, w);
@@ -305,11 +294,12 @@ on_answers(struct loop *loop, void *data)
 		break;
 	case S_TESTS:
 		load_catalogue(w);
+		load_history(ui, w);
 		break;
 	case S_REVIEW:
 		load_welcome(ui, w);
 		load_catalogue(w);
-		load_history(w);
+		load_history(ui, w);
 		break;
 	default:
 		break;
@@ -405,10 +395,10 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 {
 	int y = y0 + 1, maxy = y0 + body_h - 1, width = ui->cols - 4;
 	char est[32], est2[32];
-	size_t nsmoke;
+	struct est_total smoke, kvm;
 	char *s;
 
-	if (!welcome_known(w) || !w->cat_done)
+	if (!welcome_known(w) || !w->cat_done || !w->hist_done)
 		ask(ui, w);
 	y = para(ui, y, 2, width, maxy, R_NORMAL,
 		 "fstests is the Linux filesystem test suite. Each test exercises one behaviour "
@@ -448,23 +438,25 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 		       w->probe.usable ? ui->g.ok : ui->g.no);
 		ui_put(ui, y++, 6, width - 4, R_NORMAL, w->probe.summary);
 	}
-	nsmoke = count_tests(ui, w, "smoke", NULL);
-	if (!nsmoke)
-		nsmoke = 12;
-	if (slow_here(w) && y < maxy - 1) {
-		s = xasprintf("A smoke run takes %s here under TCG instead of %s with KVM.",
-			      format_eta(estimate_run(nsmoke, 1, true, 0), est, sizeof(est)),
-			      format_eta(estimate_run(nsmoke, 1, false, 0), est2, sizeof(est2)));
-		ui_put(ui, y, 4, 1, R_WARN, ui->g.warn);
-		y = para(ui, y, 6, width - 4, maxy, R_NORMAL, s);
-		free(s);
-	} else if (y < maxy - 1) {
-		s = xasprintf("A smoke run takes %s here (d tries KVM now).",
-			      format_eta(estimate_run(nsmoke, 1, false, 0), est, sizeof(est)));
-		ui_put(ui, y, 4, 1, R_PASS, ui->g.ok);
-		y = para(ui, y, 6, width - 4, maxy, R_NORMAL, s);
-		free(s);
+	estimate_here(ui, w, "smoke", slow_here(w), &smoke);
+	if (!smoke.ntests) {
+		s = xstrdup("How long a smoke run takes is known once fswb has the fstests tree.");
+	} else if (slow_here(w)) {
+		estimate_here(ui, w, "smoke", false, &kvm);
+		s = xasprintf("A smoke run (%zu tests) takes %s here under TCG instead of %s with "
+			      "KVM.",
+			      smoke.ntests, format_eta(smoke.seconds, est, sizeof(est)),
+			      format_eta(kvm.seconds, est2, sizeof(est2)));
+	} else {
+		s = xasprintf("A smoke run (%zu tests) takes %s here (d tries KVM now).",
+			      smoke.ntests, format_eta(smoke.seconds, est, sizeof(est)));
 	}
+	if (y < maxy - 1) {
+		ui_put(ui, y, 4, 1, slow_here(w) ? R_WARN : R_PASS,
+		       slow_here(w) ? ui->g.warn : ui->g.ok);
+		y = para(ui, y, 6, width - 4, maxy, R_NORMAL, s);
+	}
+	free(s);
 	y++;
 	if (w->plan_note && y < maxy)
 		y = para(ui, y, 2, width, maxy, R_WARN, w->plan_note);
@@ -873,7 +865,7 @@ draw_tests(struct ui *ui, struct wizard *w, int y0, int body_h)
 	size_t n;
 	int y;
 
-	if (!w->cat_done)
+	if (!w->cat_done || !w->hist_done)
 		ask(ui, w);
 	if (w->tests_mode) {
 		draw_pick(ui, w, y0, body_h);
@@ -888,11 +880,16 @@ draw_tests(struct ui *ui, struct wizard *w, int y0, int body_h)
 
 		if (ch[i].kind == TC_PRESET) {
 			const struct test_set *s = profiles_set(prof, ch[i].name);
+			struct est_total t;
+			char est[32];
+
 			size_t cnt = count_tests(ui, w, ch[i].name, NULL);
 
+			estimate_here(ui, w, ch[i].name, slow_here(w), &t);
 			strbuf_adds(&a, ch[i].name);
 			if (cnt)
-				strbuf_addf(&b, "%zu tests: ", cnt);
+				strbuf_addf(&b, "%zu tests, %s: ", cnt,
+					    format_eta(t.seconds, est, sizeof(est)));
 			strbuf_addf(&b, "%s", s ? s->description : "");
 			chosen = w->plan.tests.preset && !strcmp(w->plan.tests.preset, ch[i].name);
 		} else if (ch[i].kind == TC_GROUP) {
@@ -956,7 +953,7 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	char *cfgs = strvec_join(&w->plan.configs, ", ");
 	char mem[32], est[32];
 	const char *kernel;
-	double secs;
+	struct est_total total;
 
 	if (!welcome_known(w) || !w->cat_done || !w->hist_done)
 		ask(ui, w);
@@ -993,18 +990,19 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 		strbuf_addf(&sb, "   (%zu test%s)", w->ntests, w->ntests == 1 ? "" : "s");
 	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "tests       %s", sb.buf);
 	strbuf_reset(&sb);
-	secs = estimate_run(w->ntests ? w->ntests : 12, w->plan.configs.n, slow_here(w),
-			    w->hist_per_test);
-	if (w->hist_runs)
-		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL,
-			"estimate    %s (from your last %zu run%s)",
-			format_eta(secs, est, sizeof(est)), w->hist_runs,
-			w->hist_runs == 1 ? "" : "s");
-	else
-		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL,
-			"estimate    %s (%s%s tests; no runs to go by yet)",
-			format_eta(secs, est, sizeof(est)), w->ntests ? "" : "about ",
-			w->ntests ? "from the count of" : "12");
+	estimate_here(ui, w, w->plan.tests.preset, slow_here(w), &total);
+	if (total.ntests) {
+		est_total_basis(&total, &w->est, &sb);
+		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "estimate    %s (%s)",
+			format_eta(total.seconds, est, sizeof(est)), sb.buf);
+	} else if (w->have_cat) {
+		ui_put(ui, y++, 2, ui->cols - 4, R_WARN,
+		       "estimate    none: this choice selects no test for these configurations");
+	} else {
+		ui_put(ui, y++, 2, ui->cols - 4, R_NORMAL,
+		       "estimate    known once fswb has the fstests tree (the appliance's)");
+	}
+	strbuf_reset(&sb);
 	y++;
 	ui_put(ui, y++, 2, ui->cols - 4, R_NORMAL, "The same run from a shell:");
 	plan_cmdline(&w->plan, &sb);
@@ -1440,6 +1438,7 @@ wizard_free(struct view *v)
 	free(w->pick);
 	lineedit_release(&w->le);
 	strvec_clear(&w->selection);
+	estimator_release(&w->est);
 	free(w);
 }
 
@@ -1468,6 +1467,7 @@ wizard_open(struct ui *ui)
 	}
 	lineedit_init(&w->le, "");
 	strvec_init(&w->selection);
+	estimator_init(&w->est, false);
 	w->lp_kernel.sel = 0;
 	ui_push(ui, &wizard_ops, w);
 }

@@ -94,14 +94,3 @@ plan_cmdline(const struct plan *plan, struct strbuf *out)
 		add_arg(out, plan->tests.tests.v[i]);
 	plan_release(&def);
 }
-
-double
-estimate_run(size_t ntests, size_t nconfigs, bool slow, double hist_per_test)
-{
-	double per = hist_per_test > 0 ? hist_per_test : (slow ? EST_TEST_TCG : EST_TEST_KVM);
-	double boot = slow ? EST_BOOT_TCG : EST_BOOT_KVM;
-
-	if (nconfigs == 0)
-		nconfigs = 1;
-	return (double)nconfigs * ((double)ntests * per + boot);
-}

@@ -21,17 +21,4 @@
  */
 void plan_cmdline(const struct plan *plan, struct strbuf *out);
 
-/* Rough seconds per test and per guest start when nothing better is known. */
-#define EST_TEST_KVM 15.0
-#define EST_TEST_TCG 45.0
-#define EST_BOOT_KVM 8.0
-#define EST_BOOT_TCG 25.0
-
-/*
- * Seconds a run of ntests tests in nconfigs guests takes: from history
- * (seconds per test measured over earlier runs, wall clock; <= 0 when
- * none), else from the rough figures above for KVM or emulation (slow).
- */
-double estimate_run(size_t ntests, size_t nconfigs, bool slow, double hist_per_test);
-
 #endif

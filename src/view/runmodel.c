@@ -264,6 +264,7 @@ run_model_event(struct run_model *m, const struct event *ev)
 		set_str(&m->id, ev->u.run.id);
 		if (ev->u.run.total_tests > m->total)
 			m->total = ev->u.run.total_tests;
+		m->estimate = ev->u.run.expected_seconds;
 		m->begun = true;
 		m->start_ms = ev->wall_ms;
 		break;
@@ -305,6 +306,8 @@ run_model_event(struct run_model *m, const struct event *ev)
 		}
 		if (ev->u.test_start.prev_seconds >= 0)
 			t->prev = ev->u.test_start.prev_seconds;
+		else if (ev->u.test_start.expected_seconds > 0)
+			t->prev = ev->u.test_start.expected_seconds;
 		m->running = (int)i;
 		if (m->ntests > m->total)
 			m->total = (unsigned)m->ntests;
@@ -421,6 +424,12 @@ run_model_eta(const struct run_model *m, uint64_t now_ms)
 	if (m->total > m->ntests)
 		unknown += m->total - m->ntests;
 	if (unknown) {
+		/* before any test ended: the run's own estimate, less what has passed */
+		if (avg < 0 && m->estimate > 0 && !ndone) {
+			double gone = run_model_elapsed(m, now_ms);
+
+			return m->estimate > gone ? m->estimate - gone : 0;
+		}
 		if (avg < 0)
 			return listed_left || unknown ? -1 : 0;
 		left += avg * (double)unknown;

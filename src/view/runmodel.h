@@ -73,6 +73,7 @@ struct rm_stage {
 struct run_model {
 	char *id;
 	unsigned total;	       /* tests expected (RUN_BEGIN, or the pending list) */
+	double estimate;       /* the run's estimate in seconds (RUN_BEGIN); 0 when unknown */
 	struct rm_test *tests; /* in the order they appeared */
 	size_t ntests, alloc;
 	size_t *hash; /* open addressing: index + 1, 0 empty */

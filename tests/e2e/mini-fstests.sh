@@ -58,7 +58,10 @@ cp -a "$MINI" "$T/mini"
 rm -rf "$T/mini/results" "$T/mini/local.config"
 M=$T/mini
 R=$M/results
+# the kernel's config, as fswb gives it to a guest (KCONFIG_PATH)
+printf 'CONFIG_EXT4_FS=y\nCONFIG_QFMT_V2=m\n' >"$T/kernel.config"
 cat >"$M/local.config" <<EOF
+export KCONFIG_PATH=$T/kernel.config
 export FSTYP=ext4
 export TEST_DEV=$TD
 export TEST_DIR=$T/mnt/test
@@ -240,6 +243,12 @@ check "a blank line ends the header" test "${L[4]}" = ""
 for t in ext4/001 generic/001 generic/002 generic/003 generic/012; do
 	shape "$t passes" G-exclude "^@N@$LAST [0-9]+s\$" auto.out "generic/005:$t"
 done
+# the kernel's config, read as fstests reads it: KCONFIG_PATH first
+printf 'CONFIG_EXT2_FS=y\n# CONFIG_EXT4_FS is not set\n' >"$T/kernel.config"
+run_check kconfig.out ext4/001
+check "ext4/001 is not run on a kernel config without CONFIG_EXT4_FS" \
+	grep -qE '^ext4/001 .*\[not run\] Installed kernel not built with CONFIG_EXT4_FS$' "$T/kconfig.out"
+printf 'CONFIG_EXT4_FS=y\nCONFIG_QFMT_V2=m\n' >"$T/kernel.config"
 shape "generic/004 is not run for LOGWRITES_DEV" "" \
 	"^@N@$LAST\\[not run\\] This test requires a valid \\\$LOGWRITES_DEV\$" auto.out ":generic/004"
 shape "generic/005 is not run for a missing program" "" \
@@ -319,8 +328,10 @@ check "result.xml has generic/006's golden diff" grep -qx -- "--- tests/generic/
 check "result.xml has the same properties as fstests'" \
 	grep -q '<property name="SCRATCH_DEV_SIZE_KB" value="131072"/>' "$R/result.xml"
 if [ -f "$FIX/A-plain-pass-notrun/results/result.xml" ]; then
-	check "result.xml has the property names of the real fixture" diff -u \
-		<(grep -o '<property name="[A-Z_]*"' "$FIX/A-plain-pass-notrun/results/result.xml") \
+	# KCONFIG_PATH is there when set, as in fstests; the fixture's run had none
+	check "result.xml has the property names of the real fixture, and KCONFIG_PATH" diff -u \
+		<(grep -o '<property name="[A-Z_]*"' "$FIX/A-plain-pass-notrun/results/result.xml" |
+			sed 's/^<property name="KERNEL"$/<property name="KCONFIG_PATH"\n&/') \
 		<(grep -o '<property name="[A-Z_]*"' "$R/result.xml")
 fi
 check "no check temporary file is left" test -z "$(ls -A "$TMPDIR")"

@@ -201,15 +201,15 @@ test_a_run_and_its_basis(void **state)
 	assert_true(t.seconds ==
 		    EST_QUICK * EST_SLOW + 7 + 60 + EST_QUICK * EST_SLOW + EST_BOOT * EST_SLOW);
 	est_total_basis(&t, &est, &sb);
-	assert_string_equal(sb.buf, "from earlier runs on this host (1 of 3 tests), SOAK_DURATION, "
-				    "the tests' groups; emulated (TCG)");
+	assert_string_equal(sb.buf,
+			    "from earlier runs (1 of 3 tests), SOAK_DURATION, test groups; TCG");
 
 	memset(&t, 0, sizeof(t));
 	strbuf_reset(&sb);
 	est.slow = false;
 	estimate_config(&est, "xfs/4k", NULL, NULL, tests, 1, NULL, &t);
 	est_total_basis(&t, &est, &sb);
-	assert_string_equal(sb.buf, "from the tests' groups; no runs to go by yet");
+	assert_string_equal(sb.buf, "from test groups; no runs yet");
 	strbuf_release(&sb);
 	strvec_clear(&env);
 	strvec_clear(&soak);
