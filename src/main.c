@@ -72,7 +72,10 @@ static const char usage_text[] =
 	"      --shards N            split the tests over N guests (default 1)\n"
 	"      --test-timeout SECONDS  a test running longer counts as hung (default: 5 times\n"
 	"                            its previous time, at least 10 minutes; more under TCG)\n"
-	"  -n, --dry-run             (run) say which tests would run (check -n), run none\n"
+	"  -n, --dry-run             (run) say which tests would run, run none: with\n"
+	"                            --fstests-src DIR, per configuration on this host\n"
+	"                            (descriptions, groups, counts, what is left out and\n"
+	"                            why); else check -n in a guest\n"
 	"      --shell               (run) then a shell in the last guest; 'exit' or Ctrl-] ends "
 	"it\n"
 	"      --stop-on-crash       a crashed or hung guest ends its configuration (default:\n"
@@ -384,6 +387,15 @@ cmd_run(int argc, char **argv)
 	int rc;
 
 	parse_plan_args("run", argc, argv, &cli);
+	if (cli.plan.dry_run && cli.plan.fstests_src && path_is_dir(cli.plan.fstests_src)) {
+		rc = run_dry(&cli.plan, load_profiles(), cli.json);
+		plan_release(&cli.plan);
+		return rc;
+	}
+	if (cli.plan.dry_run)
+		fprintf(stderr,
+			"fswb: fstests is not a local tree here: check -n lists the tests "
+			"in a guest (--fstests-src DIR lists them on this host, no guest)\n");
 	rc = run_headless(&cli.plan, load_profiles(), cli.json);
 	plan_release(&cli.plan);
 	return rc;

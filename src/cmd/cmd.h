@@ -25,6 +25,14 @@ struct profiles;
 /* Run a plan without the TUI: prints as it goes (JSON lines with json); the exit status. */
 int run_headless(const struct plan *plan, const struct profiles *profiles, bool json);
 
+/*
+ * fswb run -n with plan->fstests_src a local tree: per configuration, what
+ * check would run (each test with its description and groups), the count,
+ * and what is left out and why, resolved on this host; no guest. JSON
+ * with json. 0, or 2 when the tree cannot be read or a selection fails.
+ */
+int run_dry(const struct plan *plan, const struct profiles *profiles, bool json);
+
 struct run_record;
 /*
  * The end-of-run report: per section "ext4/4k: N tests, N failures, N

@@ -12,9 +12,11 @@
 
 #include "cmd/cmd.h"
 #include "core/paths.h"
+#include "core/profile.h"
 #include "core/rundir.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
+#include "rootfs/appliance.h"
 
 static const char results_usage[] =
 	"usage: fswb results [--json]              list the runs\n"
@@ -71,10 +73,24 @@ print_failures(const struct section_result *s)
 	}
 }
 
+/* One group's lines: count, cause, tests, and the fix or why there is none. */
 static void
-print_notrun(const struct section_result *s)
+print_notrun_group(const struct notrun_group *g)
+{
+	char *list = strvec_join(&g->tests, " ");
+
+	printf("  %3zu %-5s %s\n", g->tests.n, g->tests.n == 1 ? "test" : "tests", g->cause);
+	printf("            %s\n", list);
+	if (g->fix)
+		printf("            %s%s\n", g->natural ? "" : "fix: ", g->fix);
+	free(list);
+}
+
+static void
+print_notrun(const struct section_result *s, const struct profiles *profiles)
 {
 	struct strvec tests = STRVEC_INIT, reasons = STRVEC_INIT;
+	struct notrun_context ctx = { profiles, s->fstyp, appliance_packages };
 	struct notrun_groups g;
 
 	for (size_t i = 0; i < s->ntests; i++) {
@@ -84,18 +100,19 @@ print_notrun(const struct section_result *s)
 		strvec_push(&reasons, s->tests[i].reason ? s->tests[i].reason : "");
 	}
 	if (tests.n) {
-		notrun_group((const char *const *)tests.v, (const char *const *)reasons.v, tests.n,
-			     &g);
-		printf("\nNot run on %s, by cause:\n", section_label(s));
-		for (size_t j = 0; j < g.n; j++) {
-			char *list = strvec_join(&g.groups[j].tests, " ");
+		bool natural_header = false;
 
-			printf("  %3zu %-5s %s\n", g.groups[j].tests.n,
-			       g.groups[j].tests.n == 1 ? "test" : "tests", g.groups[j].cause);
-			printf("            %s\n", list);
-			if (g.groups[j].fix)
-				printf("            fix: %s\n", g.groups[j].fix);
-			free(list);
+		notrun_group((const char *const *)tests.v, (const char *const *)reasons.v, tests.n,
+			     &ctx, &g);
+		if (g.n && !g.groups[0].natural)
+			printf("\nNot run on %s, with a cause to fix:\n", section_label(s));
+		for (size_t j = 0; j < g.n; j++) {
+			if (g.groups[j].natural && !natural_header) {
+				printf("\nNot run on %s, not applying here (nothing to fix):\n",
+				       section_label(s));
+				natural_header = true;
+			}
+			print_notrun_group(&g.groups[j]);
 		}
 		notrun_groups_release(&g);
 	}
@@ -106,6 +123,12 @@ print_notrun(const struct section_result *s)
 void
 print_run_summary(const struct run_record *rec)
 {
+	struct profiles profiles;
+	char *datadir = fswb_datadir(), *dir = path_join(datadir, "profiles");
+	bool have_profiles = profiles_load(dir, &profiles) == OK;
+
+	if (!have_profiles)
+		error_clear(); /* the explanations then name no configuration */
 	if (rec->nsections)
 		putchar('\n');
 	for (size_t i = 0; i < rec->nsections; i++) {
@@ -120,11 +143,15 @@ print_run_summary(const struct run_record *rec)
 	for (size_t i = 0; i < rec->nsections; i++)
 		print_failures(&rec->sections[i]);
 	for (size_t i = 0; i < rec->nsections; i++)
-		print_notrun(&rec->sections[i]);
+		print_notrun(&rec->sections[i], have_profiles ? &profiles : NULL);
 	if (rec->stopped_at)
 		printf("\nThe run stopped in %s.\n", rec->stopped_at);
 	if (rec->error)
 		printf("\nError: %s\n", rec->error);
+	if (have_profiles)
+		profiles_release(&profiles);
+	free(dir);
+	free(datadir);
 }
 
 void

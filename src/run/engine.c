@@ -21,6 +21,7 @@
 #include "fstests/kmsg.h"
 #include "fstests/localconfig.h"
 #include "fstests/results.h"
+#include "run/plan_check.h"
 #include "kbuild/kbuild.h"
 #include "kbuild/kernel.h"
 #include "rootfs/appliance.h"
@@ -613,41 +614,35 @@ mkfs_words(const struct fs_config *c, const char *dev, const char *logdev, const
 }
 
 /*
- * check's test selection for the plan (the test set's groups, then the
- * plan's own, exclusions, named tests) and the settings it gives check.
+ * check's test selection for the plan (plan_check_selection(): the groups,
+ * exclusions and named tests) and the settings it gives check.
  */
 static void
 check_words(struct engine *e, const struct agent_job *job, struct strvec *out, struct strvec *env)
 {
-	const struct plan_tests *t = &e->plan.tests;
-	const struct test_set *set = t->preset ? profiles_set(e->profiles, t->preset) : NULL;
+	struct check_selection sel;
 
-	if (set) {
-		for (size_t i = 0; i < set->groups.n; i++)
-			strvec_pushv(out, (const char *const[]){ "-g", set->groups.v[i], NULL });
-		for (size_t i = 0; i < set->xgroups.n; i++)
-			strvec_pushv(out, (const char *const[]){ "-x", set->xgroups.v[i], NULL });
-		for (size_t i = 0; i < set->env.n; i++)
-			strvec_push(env, set->env.v[i]);
-	}
-	for (size_t i = 0; i < t->groups.n; i++)
-		strvec_pushv(out, (const char *const[]){ "-g", t->groups.v[i], NULL });
-	for (size_t i = 0; i < t->xgroups.n; i++)
-		strvec_pushv(out, (const char *const[]){ "-x", t->xgroups.v[i], NULL });
-	if (t->exclude.n) {
-		char *list = strvec_join(&t->exclude, ",");
+	plan_check_selection(&e->plan, e->profiles, e->cfg, &sel);
+	for (size_t i = 0; i < sel.env.n; i++)
+		strvec_push(env, sel.env.v[i]);
+	for (size_t i = 0; i < sel.groups.n; i++)
+		strvec_pushv(out, (const char *const[]){ "-g", sel.groups.v[i], NULL });
+	for (size_t i = 0; i < sel.xgroups.n; i++)
+		strvec_pushv(out, (const char *const[]){ "-x", sel.xgroups.v[i], NULL });
+	if (sel.exclude.n) {
+		char *list = strvec_join(&sel.exclude, ",");
 
 		strvec_pushv(out, (const char *const[]){ "-e", list, NULL });
 		free(list);
 	}
-	for (size_t i = 0; i < t->exclude_files.n; i++) {
+	for (size_t i = 0; i < sel.exclude_files.n; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "exclude-%zu", i);
 		strvec_push(out, "-E");
 		push_owned(out, agent_job_path(job, name));
 	}
-	if (e->cfg->exclude) {
+	if (sel.config_exclude) {
 		strvec_push(out, "-E");
 		push_owned(out, agent_job_path(job, "exclude-config"));
 	}
@@ -655,9 +650,9 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 		strvec_push(out, "-E");
 		push_owned(out, agent_job_path(job, "exclude-done"));
 	}
-	for (size_t i = 0; i < t->tests.n; i++)
-		if (catalogue_name_fits(t->tests.v[i], e->cfg->fstyp))
-			strvec_push(out, t->tests.v[i]);
+	for (size_t i = 0; i < sel.tests.n; i++)
+		strvec_push(out, sel.tests.v[i]);
+	check_selection_release(&sel);
 }
 
 /* results/CONFIG-SLUG/: check's results directory and the kernel-log slices. */

@@ -60,3 +60,49 @@ plan_check(const struct plan *plan, const struct profiles *profiles)
 		return rc;
 	return check_test_dirs(plan, profiles);
 }
+
+void
+plan_check_selection(const struct plan *plan, const struct profiles *profiles,
+		     const struct fs_config *cfg, struct check_selection *out)
+{
+	const struct plan_tests *t = &plan->tests;
+	const struct test_set *set = t->preset ? profiles_set(profiles, t->preset) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	strvec_init(&out->groups);
+	strvec_init(&out->xgroups);
+	strvec_init(&out->exclude);
+	strvec_init(&out->exclude_files);
+	strvec_init(&out->tests);
+	strvec_init(&out->other_fs);
+	strvec_init(&out->env);
+	if (set) {
+		strvec_copy(&out->groups, &set->groups);
+		strvec_copy(&out->xgroups, &set->xgroups);
+		strvec_copy(&out->env, &set->env);
+	}
+	for (size_t i = 0; i < t->groups.n; i++)
+		strvec_push(&out->groups, t->groups.v[i]);
+	for (size_t i = 0; i < t->xgroups.n; i++)
+		strvec_push(&out->xgroups, t->xgroups.v[i]);
+	strvec_copy(&out->exclude, &t->exclude);
+	strvec_copy(&out->exclude_files, &t->exclude_files);
+	out->config_exclude = cfg->exclude;
+	for (size_t i = 0; i < t->tests.n; i++)
+		strvec_push(catalogue_name_fits(t->tests.v[i], cfg->fstyp) ? &out->tests
+									   : &out->other_fs,
+			    t->tests.v[i]);
+}
+
+void
+check_selection_release(struct check_selection *sel)
+{
+	strvec_clear(&sel->groups);
+	strvec_clear(&sel->xgroups);
+	strvec_clear(&sel->exclude);
+	strvec_clear(&sel->exclude_files);
+	strvec_clear(&sel->tests);
+	strvec_clear(&sel->other_fs);
+	strvec_clear(&sel->env);
+	sel->config_exclude = NULL;
+}

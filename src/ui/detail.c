@@ -14,10 +14,12 @@
 #include <string.h>
 
 #include "core/paths.h"
+#include "core/profile.h"
 #include "core/status.h"
 #include "fstests/kmsg.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
+#include "rootfs/appliance.h"
 #include "view/diff.h"
 #include "ui/pager.h"
 
@@ -186,7 +188,7 @@ reason_meaning(enum fail_reason_bit b)
 }
 
 static void
-add_hints(struct textdoc *d, const struct rm_test *t, int width)
+add_hints(struct textdoc *d, const struct rm_test *t, const struct notrun_context *ctx, int width)
 {
 	struct notrun_explanation ex;
 
@@ -200,30 +202,27 @@ add_hints(struct textdoc *d, const struct rm_test *t, int width)
 		textdoc_add(d, R_PASS, "Passed: its output matched the golden output.");
 		break;
 	case TS_NOTRUN:
-		textdoc_add(d, R_NOTRUN, "Not run: the test decided it does not apply here.");
+		notrun_explain(t->reason ? t->reason : "", ctx, &ex);
+		textdoc_add(d, R_NOTRUN,
+			    ex.natural ? "Not run: the test does not apply here (nothing is wrong)."
+			    : ex.fix   ? "Not run: something it needs is missing, and can be fixed."
+				       : "Not run: the test decided not to run.");
 		textdoc_add(d, R_NORMAL, "");
 		textdoc_add_wrapped(d, R_NORMAL, t->reason ? t->reason : "(no reason given)",
 				    width);
-		memset(&ex, 0, sizeof(ex));
-		notrun_explain(t->reason ? t->reason : "", &ex);
 		textdoc_add(d, R_NORMAL, "");
-		if (ex.cause) {
+		if (ex.id) {
 			char *s = xasprintf("Why: %s", ex.cause);
 
 			textdoc_add_wrapped(d, R_BOLD, s, width);
 			free(s);
 		}
 		if (ex.fix) {
-			char *s = xasprintf("Fix: %s", ex.fix);
+			char *s = xasprintf("%s%s", ex.natural ? "" : "Fix: ", ex.fix);
 
-			textdoc_add_wrapped(d, R_NORMAL, s, width);
+			textdoc_add_wrapped(d, ex.natural ? R_DIM : R_NORMAL, s, width);
 			free(s);
 		}
-		if (ex.natural)
-			textdoc_add_wrapped(d, R_DIM,
-					    "Nothing is wrong: this test does not apply to this "
-					    "configuration.",
-					    width);
 		notrun_explanation_release(&ex);
 		break;
 	case TS_CRASHED:
@@ -458,7 +457,14 @@ detail_open(struct ui *ui, struct run_model *m, size_t idx, const char *run_dir,
 
 	/* what it means */
 	d = pager_tab(p, "hints");
-	add_hints(d, t, width);
+	{
+		const struct profiles *prof = ui_profiles(ui);
+		const struct fs_config *fc =
+			prof && t->config ? profiles_config(prof, t->config) : NULL;
+		struct notrun_context ctx = { prof, fc ? fc->fstyp : NULL, appliance_packages };
+
+		add_hints(d, t, &ctx, width);
+	}
 
 	/* start in the pane that says most */
 	if (t->state == RM_DONE && t->status == TS_NOTRUN)

@@ -29,7 +29,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < lines.n; i++) {
 		struct notrun_explanation e;
 
-		notrun_explain(lines.v[i], &e);
+		notrun_explain(lines.v[i], NULL, &e);
 		if (!e.cause) {
 			fprintf(stderr, "notrun: no cause for '%s'\n", lines.v[i]);
 			abort();
@@ -37,7 +37,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		notrun_explanation_release(&e);
 		strvec_pushf(&tests, "generic/%03zu", i);
 	}
-	notrun_group((const char *const *)tests.v, (const char *const *)lines.v, lines.n, &groups);
+	notrun_group((const char *const *)tests.v, (const char *const *)lines.v, lines.n, NULL,
+		     &groups);
 	for (size_t i = 0; i < groups.n; i++)
 		total += groups.groups[i].tests.n;
 	if (total != lines.n) {
