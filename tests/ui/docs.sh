@@ -75,11 +75,11 @@ ui_keys g
 check_screen "g: the top of the page" "first-run.md  0%"
 ui_keys / "Reading the summary" Enter
 check_screen "find: the heading found" "5. Reading the summary"
-check_screen "find: scrolled to it" "first-run.md  88%"
+check_screen "find: scrolled to it" "first-run.md  85%"
 ui_keys g
 check_screen "g: the top again" "first-run.md  0%"
 ui_keys / summary Enter n
-check_screen "find: n goes on to the next match" "first-run.md  57%"
+check_screen "find: n goes on to the next match" "first-run.md  55%"
 ui_keys n
 check_screen "find: and n again to the heading" "5. Reading the summary"
 ui_keys / n o - s u c h - w o r d Enter
