@@ -44,7 +44,9 @@ static const char usage_text[] =
 	"  shell [OPTIONS]           a guest made ready for the tests, and a shell in it\n"
 	"  plan [OPTIONS] --dump     print the plan those options make, as JSON\n"
 	"  profiles [show CFG]       list filesystem configurations and test sets\n"
-	"  results [show ID|import PATH]  past runs; one run's summary; read fstests results\n"
+	"  results [COMMAND]         past runs; show, compare, baseline (and regressions\n"
+	"                            against it), flaky, report (for a mailing list),\n"
+	"                            html, import ('fswb results --help')\n"
 	"  kernel list|config|build  the kernels fswb can use; a tree's fstests config; build it\n"
 	"  appliance build|list|rm|initramfs  the test appliance image; a modular kernel's "
 	"initramfs\n"
@@ -69,7 +71,7 @@ static const char usage_text[] =
 	"      --fstests-src DIR|URL fstests to build into the appliance\n"
 	"      --cpus N              CPUs per guest (default 2)\n"
 	"      --mem SIZE            memory per guest (default 2G)\n"
-	"      --shards N            split the tests over N guests (default 1)\n"
+	"      --shards N            only 1 for now: several guests at once are not available yet\n"
 	"      --test-timeout SECONDS  a test running longer counts as hung (default: 5 times\n"
 	"                            its previous time, at least 10 minutes; more under TCG)\n"
 	"  -n, --dry-run             (run) say which tests would run, run none: with\n"
@@ -80,6 +82,13 @@ static const char usage_text[] =
 	"it\n"
 	"      --stop-on-crash       a crashed or hung guest ends its configuration (default:\n"
 	"                            a new guest runs the remaining tests)\n"
+	"      --max-results SIZE    the most a configuration's results may take, as the\n"
+	"                            archive the guest sends and unpacked (default 2G)\n"
+	"      --rerun-failures N    run a failed test N times more (check -L N) and\n"
+	"                            count how often it passed\n"
+	"      --fail-on WHAT        (run) exit 1 for 'failures' (default) or only for\n"
+	"                            'regressions': failures the baseline does not have\n"
+	"                            (fswb results baseline set RUN)\n"
 	"      --plan FILE           start from a saved plan (JSON)\n"
 	"      --dump                (plan) print the plan as JSON\n"
 	"  TEST...                   tests by name or glob: generic/001 'xfs/1*'\n"
@@ -138,11 +147,14 @@ enum {
 	OPT_MEM,
 	OPT_SHARDS,
 	OPT_TEST_TIMEOUT,
+	OPT_MAX_RESULTS,
 	OPT_STOP_ON_CRASH,
 	OPT_SHELL,
 	OPT_PLAN,
 	OPT_DUMP,
 	OPT_JSON,
+	OPT_FAIL_ON,
+	OPT_RERUN_FAILURES,
 };
 
 static const struct option plan_options[] = {
@@ -164,12 +176,15 @@ static const struct option plan_options[] = {
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "shards", required_argument, NULL, OPT_SHARDS },
 	{ "test-timeout", required_argument, NULL, OPT_TEST_TIMEOUT },
+	{ "max-results", required_argument, NULL, OPT_MAX_RESULTS },
 	{ "stop-on-crash", no_argument, NULL, OPT_STOP_ON_CRASH },
 	{ "shell", no_argument, NULL, OPT_SHELL },
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "plan", required_argument, NULL, OPT_PLAN },
 	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+	{ "rerun-failures", required_argument, NULL, OPT_RERUN_FAILURES },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -178,6 +193,7 @@ struct cli {
 	struct plan plan;
 	bool dump;
 	bool json;
+	enum fail_on fail_on;
 };
 
 static void
@@ -237,14 +253,10 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 				struct strvec names = STRVEC_INIT;
 
 				push_list(&names, optarg);
-				for (size_t i = 0; i < names.n; i++) {
-					const struct fs_config *cfg;
-
-					if (profiles_resolve_config(prof, names.v[i], &cfg) != OK)
+				for (size_t i = 0; i < names.n; i++)
+					if (profiles_resolve_configs(prof, names.v[i],
+								     &plan->configs) != OK)
 						die("-c: %s", error_msg());
-					if (!strvec_contains(&plan->configs, cfg->name))
-						strvec_push(&plan->configs, cfg->name);
-				}
 				strvec_clear(&names);
 			}
 			break;
@@ -323,6 +335,11 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		case OPT_STOP_ON_CRASH:
 			plan->stop_on_crash = true;
 			break;
+		case OPT_MAX_RESULTS:
+			if (parse_size(optarg, &plan->max_results) != OK || !plan->max_results)
+				die("--max-results: %s",
+				    plan->max_results ? error_msg() : "the size must be above 0");
+			break;
 		case OPT_SHELL:
 			plan->shell = true;
 			break;
@@ -336,6 +353,18 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_JSON:
 			cli->json = true;
+			break;
+		case OPT_FAIL_ON:
+			if (!strcmp(optarg, "failures"))
+				cli->fail_on = FAIL_ON_FAILURES;
+			else if (!strcmp(optarg, "regressions"))
+				cli->fail_on = FAIL_ON_REGRESSIONS;
+			else
+				die("--fail-on: '%s' is not 'failures' or 'regressions'", optarg);
+			break;
+		case OPT_RERUN_FAILURES:
+			plan->rerun_failures =
+				parse_count("rerun-failures", optarg, PLAN_RERUN_MAX);
 			break;
 		case 'h':
 			usage(stdout);
@@ -396,7 +425,7 @@ cmd_run(int argc, char **argv)
 		fprintf(stderr,
 			"fswb: fstests is not a local tree here: check -n lists the tests "
 			"in a guest (--fstests-src DIR lists them on this host, no guest)\n");
-	rc = run_headless(&cli.plan, load_profiles(), cli.json);
+	rc = run_headless(&cli.plan, load_profiles(), cli.json, cli.fail_on);
 	plan_release(&cli.plan);
 	return rc;
 }
@@ -410,7 +439,7 @@ cmd_shell(int argc, char **argv)
 
 	parse_plan_args("shell", argc, argv, &cli);
 	cli.plan.dry_run = cli.plan.shell = true;
-	rc = run_headless(&cli.plan, load_profiles(), cli.json);
+	rc = run_headless(&cli.plan, load_profiles(), cli.json, cli.fail_on);
 	plan_release(&cli.plan);
 	return rc;
 }
@@ -435,9 +464,19 @@ print_devices(const struct fs_config *c, struct strbuf *sb)
 }
 
 static json_t *
+strvec_json(const struct strvec *sv)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < sv->n; i++)
+		json_array_append_new(a, json_string(sv->v[i]));
+	return a;
+}
+
+static json_t *
 config_json(const struct fs_config *c)
 {
-	json_t *o = json_object(), *k = json_array();
+	json_t *o = json_object();
 
 	json_object_set_new(o, "name", json_string(c->name));
 	json_object_set_new(o, "description", json_string(c->description));
@@ -449,29 +488,25 @@ config_json(const struct fs_config *c)
 	json_object_set_new(o, "pool_devices", json_integer(c->pool_devices));
 	json_object_set_new(o, "logdev_size", json_integer((json_int_t)c->logdev_size));
 	json_object_set_new(o, "rtdev_size", json_integer((json_int_t)c->rtdev_size));
-	for (size_t i = 0; i < c->kconfig.n; i++)
-		json_array_append_new(k, json_string(c->kconfig.v[i]));
-	json_object_set_new(o, "kconfig", k);
+	json_object_set_new(o, "kconfig", strvec_json(&c->kconfig));
+	json_object_set_new(o, "aliases", strvec_json(&c->aliases));
+	json_object_set_new(o, "env", strvec_json(&c->env));
 	json_object_set_new(o, "exclude", c->exclude ? json_string(c->exclude) : json_null());
+	json_object_set_new(o, "exclude_tests", strvec_json(&c->exclude_tests));
+	json_object_set_new(o, "exclude_groups", strvec_json(&c->xgroups));
 	return o;
 }
 
 static json_t *
 set_json(const struct test_set *s)
 {
-	json_t *o = json_object(), *g = json_array(), *x = json_array(), *e = json_array();
+	json_t *o = json_object();
 
 	json_object_set_new(o, "name", json_string(s->name));
 	json_object_set_new(o, "description", json_string(s->description));
-	for (size_t i = 0; i < s->groups.n; i++)
-		json_array_append_new(g, json_string(s->groups.v[i]));
-	for (size_t i = 0; i < s->xgroups.n; i++)
-		json_array_append_new(x, json_string(s->xgroups.v[i]));
-	for (size_t i = 0; i < s->env.n; i++)
-		json_array_append_new(e, json_string(s->env.v[i]));
-	json_object_set_new(o, "groups", g);
-	json_object_set_new(o, "exclude_groups", x);
-	json_object_set_new(o, "env", e);
+	json_object_set_new(o, "groups", strvec_json(&s->groups));
+	json_object_set_new(o, "exclude_groups", strvec_json(&s->xgroups));
+	json_object_set_new(o, "env", strvec_json(&s->env));
 	return o;
 }
 
@@ -506,8 +541,30 @@ show_config(const struct profiles *p, const char *name, bool json)
 	printf("  MOUNT_OPTIONS  %s\n", *c->mount_options ? c->mount_options : "(none)");
 	printf("  devices        %s (sparse files)\n", sb.buf);
 	printf("  kernel needs   %s\n", kconfig);
+	for (size_t i = 0; i < c->env.n; i++)
+		printf("  %-14s %s\n", i ? "" : "settings", c->env.v[i]);
+	if (c->aliases.n) {
+		char *aliases = strvec_join(&c->aliases, ", ");
+
+		printf("  also named     %s\n", aliases);
+		free(aliases);
+	}
+	if (c->xgroups.n) {
+		char *groups = strvec_join(&c->xgroups, " ");
+
+		printf("  left out       the groups %s (check -x)\n", groups);
+		free(groups);
+	}
+	if (c->exclude_tests.n) {
+		char *tests = strvec_join(&c->exclude_tests, " ");
+
+		printf("  %-14s %zu tests: %s\n", c->xgroups.n ? "" : "left out",
+		       c->exclude_tests.n, tests);
+		free(tests);
+	}
 	if (c->exclude)
-		printf("  exclude file   %s\n", c->exclude);
+		printf("  exclude file   %s (with global.exclude and %s.exclude beside it)\n",
+		       c->exclude, c->fstyp);
 	printf("\nRun it with: fswb run -c %s\n", c->name);
 	free(kconfig);
 	strbuf_release(&sb);
@@ -548,22 +605,34 @@ cmd_profiles(int argc, char **argv)
 	}
 	if (json) {
 		json_t *root = json_object(), *cfgs = json_array(), *sets = json_array();
+		json_t *lists = json_object();
 
 		for (size_t i = 0; i < p->nconfigs; i++)
 			json_array_append_new(cfgs, config_json(&p->configs[i]));
 		for (size_t i = 0; i < p->nsets; i++)
 			json_array_append_new(sets, set_json(&p->sets[i]));
+		for (size_t i = 0; i < p->nlists; i++)
+			json_object_set_new(lists, p->lists[i].name,
+					    strvec_json(&p->lists[i].configs));
 		json_object_set_new(root, "configs", cfgs);
+		json_object_set_new(root, "lists", lists);
 		json_object_set_new(root, "sets", sets);
 		print_json(root);
 		return 0;
 	}
 	printf("Filesystem configurations (choose with -c FS/CFG; several with commas):\n");
 	for (size_t i = 0; i < p->nconfigs; i++)
-		printf("  %-16s %s\n", p->configs[i].name, p->configs[i].description);
+		printf("  %-20s %s\n", p->configs[i].name, p->configs[i].description);
+	printf("\nLists of configurations (-c FS/all; 'all' alone is ext4's):\n");
+	for (size_t i = 0; i < p->nlists; i++) {
+		char *names = strvec_join(&p->lists[i].configs, " ");
+
+		printf("  %-20s %s\n", p->lists[i].name, names);
+		free(names);
+	}
 	printf("\nTest sets (choose with --preset NAME; smoke is the default):\n");
 	for (size_t i = 0; i < p->nsets; i++)
-		printf("  %-16s %s\n", p->sets[i].name, p->sets[i].description);
+		printf("  %-20s %s\n", p->sets[i].name, p->sets[i].description);
 	printf("\nOr choose tests the way check does: -g GROUP, -x GROUP, -e TEST, -E FILE,\n"
 	       "or name them: fswb run generic/001 'xfs/1*'\n"
 	       "Details of one configuration: fswb profiles show ext4/4k\n");
@@ -591,6 +660,9 @@ main(int argc, char **argv)
 	int rc;
 
 	paths_set_builtin(FSWB_SRCDIR, FSWB_SHAREDIR);
+	if (backends_init() != OK)
+		die("%s", error_msg());
+	atexit(backends_cleanup);
 	if (argc < 2) {
 		if ((isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) || ui_headless())
 			return ui_main(argc, argv);

@@ -817,3 +817,147 @@ agent_job_path(const struct agent_job *job, const char *name)
 
 	return xasprintf("%s/%s", jobdir, name);
 }
+
+/* ---- the order of a session's frames ---- */
+
+enum order_state {
+	ORD_BOOT,     /* no HELLO yet */
+	ORD_GREETED,  /* HELLO came, READY not yet */
+	ORD_IDLE,     /* READY came: the agent waits for a command */
+	ORD_RUN,      /* RUN or RERUN sent */
+	ORD_SHELL,    /* SHELL sent */
+	ORD_POWEROFF, /* POWEROFF sent */
+	ORD_BYE,      /* BYE came */
+};
+
+void
+agent_order_init(struct agent_order *o, uint64_t result_max)
+{
+	memset(o, 0, sizeof(*o));
+	o->state = ORD_BOOT;
+	o->result_max = result_max;
+}
+
+void
+agent_order_sent(struct agent_order *o, enum agent_type command)
+{
+	if (o->state == ORD_BOOT || o->state == ORD_BYE || command == AGENT_FILE)
+		return;
+	o->result = o->exit = o->err = o->shellready = false;
+	switch (command) {
+	case AGENT_RUN:
+	case AGENT_RERUN:
+		o->state = ORD_RUN;
+		break;
+	case AGENT_SHELL:
+		o->state = ORD_SHELL;
+		break;
+	case AGENT_POWEROFF:
+		o->state = ORD_POWEROFF;
+		break;
+	default:
+		/* a command the agent does not know: it skips it and answers READY */
+		o->state = ORD_RUN;
+		o->err = true;
+		break;
+	}
+}
+
+static enum status
+out_of_order(const struct agent_msg *m, const char *where)
+{
+	return error(ERR_PROTOCOL, "%s came out of order (%s)", agent_type_name(m->type), where);
+}
+
+static enum status
+order_run(struct agent_order *o, const struct agent_msg *m)
+{
+	switch (m->type) {
+	case AGENT_OUT:
+		if (o->result || o->exit || o->err)
+			return out_of_order(m, o->err ? "after ERR" : "after RESULT");
+		return OK;
+	case AGENT_ERR:
+		if (o->result || o->exit)
+			return out_of_order(m, "after RESULT");
+		o->err = true;
+		return OK;
+	case AGENT_RESULT:
+		if (o->result || o->exit || o->err)
+			return out_of_order(m, o->result ? "twice for one RUN"
+					       : o->exit ? "after EXIT"
+							 : "after ERR");
+		o->result = true;
+		return OK;
+	case AGENT_EXIT:
+		if (o->exit || !o->result)
+			return out_of_order(m, o->exit ? "twice for one RUN" : "before RESULT");
+		o->exit = true;
+		return OK;
+	case AGENT_READY:
+		if (!o->exit && !o->err)
+			return out_of_order(m, "before the RUN's EXIT");
+		o->state = ORD_IDLE;
+		return OK;
+	default:
+		return out_of_order(m, "while check runs");
+	}
+}
+
+enum status
+agent_order_check(struct agent_order *o, const struct agent_msg *m)
+{
+	if (m->type == AGENT_UNKNOWN || m->type == AGENT_NOISE || m->offset > 0)
+		return OK;
+	if ((m->type == AGENT_OUT || m->type == AGENT_LOG || m->type == AGENT_ERR) &&
+	    m->total > AGENT_CHUNK_MAX)
+		return error(ERR_PROTOCOL, "%s of %llu bytes (at most %d a frame)",
+			     agent_type_name(m->type), (unsigned long long)m->total,
+			     AGENT_CHUNK_MAX);
+	if (m->type == AGENT_RESULT && m->total > o->result_max) {
+		char got[32], max[32];
+
+		return error(ERR_PROTOCOL,
+			     "RESULT of %s: larger than the results may be (%s; --max-results)",
+			     format_size(m->total, got, sizeof(got)),
+			     format_size(o->result_max, max, sizeof(max)));
+	}
+	if (o->state == ORD_BYE)
+		return out_of_order(m, "after BYE");
+	if (m->type == AGENT_LOG || (m->type == AGENT_HB && o->state != ORD_BOOT))
+		return OK;
+	switch (o->state) {
+	case ORD_BOOT:
+		if (m->type != AGENT_HELLO)
+			return out_of_order(m, "before HELLO");
+		o->state = ORD_GREETED;
+		return OK;
+	case ORD_GREETED:
+		if (m->type != AGENT_READY)
+			return out_of_order(m, "between HELLO and READY");
+		o->state = ORD_IDLE;
+		return OK;
+	case ORD_IDLE:
+		if (m->type != AGENT_ERR && m->type != AGENT_READY)
+			return out_of_order(m, "while the agent waits for a command");
+		return OK;
+	case ORD_RUN:
+		return order_run(o, m);
+	case ORD_SHELL:
+		if (m->type == AGENT_SHELLREADY && !o->shellready && !o->err)
+			o->shellready = true;
+		else if (m->type == AGENT_ERR && !o->shellready)
+			o->err = true;
+		else if (m->type == AGENT_READY && (o->shellready || o->err))
+			o->state = ORD_IDLE;
+		else
+			return out_of_order(m, "as the answer to SHELL");
+		return OK;
+	default: /* ORD_POWEROFF */
+		if (m->type == AGENT_BYE)
+			o->state = ORD_BYE;
+		else if (m->type != AGENT_READY && m->type != AGENT_ERR)
+			return out_of_order(m, "after POWEROFF");
+		return OK;
+	}
+}

@@ -303,6 +303,41 @@ struct agent_hello {
 enum status agent_hello_parse(const struct agent_msg *msg, struct agent_hello *hello);
 
 /*
+ * The order of a session's frames, as the host checks it: what the guest
+ * may send depends on the last command the host sent.
+ *
+ *	before HELLO		HELLO (then READY)
+ *	after READY		nothing but ERR (a refused FILE) and READY (the
+ *				answer to a command sent before that one)
+ *	RUN, RERUN		[OUT|ERR...] RESULT EXIT READY, or ERR... READY:
+ *				one RESULT, then one EXIT, then READY; no OUT
+ *				after RESULT or ERR
+ *	SHELL			SHELLREADY (once) or ERR, then READY
+ *	POWEROFF		READY, ERR, then BYE; nothing after BYE
+ *	another command		[ERR] READY (the agent skips what it does not know)
+ * LOG and HB may come at any time after HELLO (and LOG before it); a frame
+ * of an unknown type is skipped anywhere; a host command from the guest is
+ * out of order anywhere. Payloads have caps: OUT, LOG and ERR at most
+ * AGENT_CHUNK_MAX bytes, RESULT at most the result_max given.
+ *
+ * Call sequence:
+ *	agent_order_init(&o, result_max);
+ *	host sends a command: agent_order_sent(&o, AGENT_RUN...) (FILE: no change)
+ *	each agent_msg: agent_order_check(&o, msg): OK, or ERR_PROTOCOL
+ *	saying what came out of order (the session cannot be trusted after it)
+ * Only the first piece of a frame (offset 0) is checked.
+ */
+struct agent_order {
+	int state;
+	uint64_t result_max;
+	bool result, exit, err, shellready;
+};
+
+void agent_order_init(struct agent_order *o, uint64_t result_max);
+void agent_order_sent(struct agent_order *o, enum agent_type command);
+enum status agent_order_check(struct agent_order *o, const struct agent_msg *msg);
+
+/*
  * Builders: each appends one frame to out.
  *
  * agent_frame() is the general one: type must be a valid TYPE and args

@@ -1,34 +1,64 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Backends: where tests run. One file per backend (qemu.c today; libvirt.c,
- * gce.c, ssh.c and adb.c follow the same table), each exporting one
- * const struct backend_ops. backend.c is the only caller of the table: the
- * engine and the front ends use the backend_* and session_* functions below.
+ * Backends: where tests run (contract v2). One file per backend (qemu.c,
+ * stdio.c; libvirt.c, gce.c, ssh.c and adb.c follow the same table), each
+ * exporting one const struct backend_ops. backend.c is the only caller of
+ * the table: the engine and the front ends use the backend_* and session_*
+ * functions below, and what they may assume is only what this file says.
  *
- * A backend gives the engine a *session*: one test machine (a VM, an
- * instance, a device) running fswb's guest agent, and two byte streams from
- * it:
+ * A backend gives the engine *sessions*: one test machine each (a VM, an
+ * instance, a device, a process on this host) running fswb's guest agent,
+ * with three byte streams from it:
  *	control	the agent's protocol (src/agent/agent_proto.h), both ways
  *	console	the kernel log (serial console, or `dmesg -w` on a device)
+ *	shell	a shell in the machine, once asked for (BACKEND_SHELL)
  * The console is separate so that a panic is seen even when the agent died.
+ * Everything on these streams is untrusted (DESIGN.md, the trust boundary).
  *
  * Call sequence (all on the loop's thread; callbacks come from the loop):
  *
- *	ops = backend_find("qemu");
- *	backend_probe(ops, plan, &probe);          usable here? why not, the fix
- *	session_start(ops, loop, &spec, &cb, data, &s);
+ *	backends_init();                          process-wide, once (main)
+ *	ops = backend_find(plan->backend);
+ *	backend_check_options(plan);              at plan time: unknown keys,
+ *	                                          bad values, with the fix
+ *	backend_probe(ops, plan, &probe);         usable here? why not, the fix
+ *	backend_doctor(ops, loop, &o, v, max);    `fswb doctor`: beyond ops->programs
+ *	backend_prepare(ops, loop, plan, &run);   run-wide artifacts (an image
+ *	                                          upload); nothing for local ones
+ *	  session_start(ops, loop, run, &spec, &cb, data, &s);
+ *	    session_boot_limit(s), session_silence_limit(s)   the watchdog's limits
  *	    cb.on_console(data, bytes, n)*          kernel log as it comes
  *	    cb.on_control(data, bytes, n)*          agent bytes as they come
  *	    session_send(s, bytes, n)*              to the agent
+ *	    session_shell_open(s)                   after the agent's SHELLREADY:
+ *	      cb.on_shell(data, bytes, n)*            the shell's output; n == 0: it ended
+ *	      session_shell_send(s, bytes, n)*        keys for it
  *	    session_cancel(s)                       stop the machine now (hung, Ctrl-C)
  *	    cb.on_exit(data, code, why)             once: the machine is gone
- *	session_release(s)                          after on_exit, or instead of
+ *	  session_release(s)                        after on_exit, or instead of
  *	                                            waiting for it: kills what is left
+ *	backend_discard(run);                     run-wide artifacts removed
+ *	backends_cleanup();                       process-wide, once (main)
  *
  * After session_release nothing of the session remains: no process, no
  * overlay, no device file, no socket (DESIGN.md: nothing left behind).
  * Callbacks are never called from inside session_start, session_send,
- * session_cancel or session_release.
+ * session_shell_*, session_cancel or session_release.
+ *
+ * Leases: what would outlive a killed fswb (a process, a directory, an
+ * instance) is written down before it exists, in a lease file of the
+ * session (lease_add_pid, lease_add_path: see below), and the lease is
+ * dropped by session_release. backend_leases_reap() at the next start
+ * finds the leases of an fswb that is gone and removes what they hold;
+ * backend_leases_list() shows them (`fswb doctor`).
+ *
+ * Caps, which the engine honours: no kernel is resolved or built without
+ * BACKEND_BOOTS_KERNEL, no appliance without BACKEND_APPLIANCE; before a
+ * BACKEND_WIPES backend formats anything, every existing device of the
+ * session must be named in the backend option wipe=DEV[,DEV...] (the
+ * user's confirmation; the engine refuses the session and names the
+ * devices otherwise); before a BACKEND_COSTS backend starts, its cost line
+ * is shown as a warning.
  */
 #ifndef FSWB_BACKENDS_BACKEND_H
 #define FSWB_BACKENDS_BACKEND_H
@@ -36,15 +66,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/loop.h"
 #include "core/plan.h"
 #include "core/status.h"
 #include "core/util.h"
 
-/* What a backend can do; the wizard reads these to decide what to offer. */
+/* What a backend can do; the engine and the wizard read these. */
 enum backend_cap {
-	BACKEND_BOOTS_KERNEL = 1u << 0, /* boots the kernel fswb chose (else: the device's own) */
+	BACKEND_BOOTS_KERNEL = 1u << 0, /* boots the kernel fswb chose (else: the machine's own) */
 	BACKEND_APPLIANCE = 1u << 1,	/* runs fswb's appliance image (else: a prepared host) */
 	BACKEND_PARALLEL = 1u << 2,	/* several sessions at once (shards) */
 	BACKEND_SHELL = 1u << 3,	/* a shell in the test machine */
@@ -63,54 +94,159 @@ struct backend_probe {
 
 void backend_probe_release(struct backend_probe *p);
 
+/* A key a backend accepts in -o KEY=VALUE (plan.backend.options). */
+struct backend_option {
+	const char *key;   /* "qemu", "accel", "silence" */
+	const char *value; /* what the value is, for messages: "PATH", "tcg" */
+	/* Optional. OK, or an error saying what a good value is (the caller names the key). */
+	enum status (*check)(const char *value);
+};
+
+/* A program a backend needs on this host; `fswb doctor` looks for it (src/run/hostcheck). */
+struct backend_program {
+	const char *name;	  /* "qemu-system-x86_64" */
+	const char *version_flag; /* what makes it print its version ("--version"), or NULL */
+	const char *why;	  /* what the backend does with it */
+	bool required;		  /* the default path (a local QEMU guest) needs it */
+};
+
+/* What a backend's doctor slot found beyond its programs (KVM). */
+enum finding_state {
+	FINDING_OK,	 /* there and usable */
+	FINDING_WARN,	 /* usable, with a caveat */
+	FINDING_MISSING, /* not usable */
+};
+
+struct backend_finding {
+	enum finding_state state;
+	bool slow; /* guests will run slowly (emulated) */
+	const char *name;
+	char *detail; /* owned: free() it */
+	char *fix;    /* owned, or NULL */
+};
+
+/* What a doctor slot may look at: every field can point a test at fake files. */
+struct backend_doctor_opts {
+	const char *path;    /* PATH for programs; NULL: $PATH */
+	const char *kvm_dev; /* NULL: /dev/kvm */
+	const char *kernel;  /* a kernel to boot for a trial, or NULL */
+	bool run_programs;   /* it may run programs (boot a guest for a trial) */
+	unsigned trial_ms;   /* such a trial's limit; 0: the backend's */
+};
+
+/* One architecture, as the plan names it and as machines spell it. */
+struct arch_info {
+	const char *name;    /* the plan's: "x86_64", "arm64" */
+	const char *machine; /* uname -m, QEMU's suffix: "x86_64", "aarch64" */
+	const char *console; /* the kernel's serial console: "ttyS0", "ttyAMA0" */
+};
+
+/* For backend_option.check: whole seconds, 1 to 86400. */
+enum status backend_option_seconds(const char *value);
+/* A sparse file of size bytes at path, which must not exist: a disk of a local backend. */
+enum status backend_make_disk(const char *path, uint64_t size);
+
+/* The architecture called name (the plan's), or this host's for NULL; NULL when unknown. */
+const struct arch_info *arch_find(const char *name);
+
 /* A device the test machine gets (TEST_DEV, SCRATCH_DEV, a pool member...). */
 struct session_disk {
 	const char *role; /* "test", "scratch", "pool1".."poolN", "logdev", "rtdev" */
-	uint64_t size;	  /* bytes; a sparse file on local backends */
+	uint64_t size;	  /* bytes, when the backend creates it (a sparse file locally) */
+	const char *path; /* or an existing device on the machine (BACKEND_WIPES); NULL: create */
 };
 
 /* What one session needs. Every pointer stays valid until session_release. */
 struct session_spec {
-	const char *name;      /* for messages and file names: "ext4-4k" */
-	const char *workdir;   /* private scratch dir (overlays, sockets); removed by release */
-	const char *kernel;    /* kernel image (BACKEND_BOOTS_KERNEL) */
-	const char *initrd;    /* initramfs, or NULL when the kernel needs none */
-	const char *cmdline;   /* extra kernel command line, or NULL */
-	const char *appliance; /* root filesystem image (BACKEND_APPLIANCE), never written */
+	const char *name;	      /* for messages and file names: "ext4-4k" */
+	const char *workdir;	      /* private scratch dir on this host; removed by release */
+	const struct arch_info *arch; /* never NULL */
+	const char *kernel;	      /* kernel image (BACKEND_BOOTS_KERNEL), else NULL */
+	const char *initrd;	      /* initramfs, or NULL when the kernel needs none */
+	const char *cmdline;	      /* a fragment for the kernel command line, or NULL */
+	const char *appliance;	      /* root filesystem image (BACKEND_APPLIANCE), never written */
+	const char *agent;	      /* fswb-agent on this host: for a machine without the
+					 appliance, the backend runs or installs it */
 	const struct session_disk *disks;
 	size_t ndisks;
 	unsigned cpus;
-	uint64_t mem;		 /* bytes */
-	const struct plan *plan; /* backend options (plan_backend_opt) */
+	uint64_t mem;		    /* bytes */
+	const char *const *options; /* "key=value", checked by backend_check_options; may be NULL */
 };
 
+/* The value of option key in spec->options, or NULL. */
+const char *session_spec_opt(const struct session_spec *spec, const char *key);
+
 /*
- * The guest's disks appear in spec order after the root: /dev/vdb is
- * disks[0] on qemu. session_disk_path() tells the device name in the guest.
+ * Where things are on the machine, for the job the engine sends. NULL
+ * fields: the appliance's (AGENT_FSTESTS_DIR, AGENT_JOB_DIR, /mnt).
  */
+struct session_layout {
+	const char *fstests_dir; /* the fstests tree check runs in */
+	const char *job_dir;	 /* where the agent keeps the job's FILEs */
+	const char *mnt_dir;	 /* the mount points TEST_DIR and SCRATCH_MNT are made in */
+};
+
 struct session_callbacks {
 	void (*on_control)(void *data, const char *buf, size_t len);
 	void (*on_console)(void *data, const char *buf, size_t len);
+	/* The shell's output after session_shell_open; len 0 once: the shell ended. */
+	void (*on_shell)(void *data, const char *buf, size_t len);
 	/* The machine is gone: OK for a clean power-off, else why (a crash, a kill). */
 	void (*on_exit)(void *data, enum status code, const char *why);
 };
 
 struct session;
+struct lease;
+/* A run's backend state (backend_prepare); NULL is a run with nothing prepared. */
+struct backend_run;
 
 struct backend_ops {
 	const char *name;	 /* "qemu" */
-	const char *description; /* one line for the wizard */
+	const char *description; /* one line for the wizard and --help */
 	unsigned caps;		 /* enum backend_cap */
+	bool internal;		 /* not offered to users: fswb's own tests use it (stdio) */
+	/* The keys it accepts; { NULL } ends the list. Others are refused at plan time. */
+	const struct backend_option *options;
 
-	/* Required. Fill *out; return OK even when not usable (out says why). */
+	/* Optional. Process-wide set-up and tear-down (an event implementation, a library). */
+	enum status (*init)(void);
+	void (*cleanup)(void);
+
+	/* Programs it needs on this host ({ NULL } ends it), for `fswb doctor`; NULL: none. */
+	const struct backend_program *programs;
+	/*
+	 * Optional. `fswb doctor`'s findings beyond programs: up to max into
+	 * out; returns how many. It may run programs when o->run_programs.
+	 */
+	size_t (*doctor)(struct loop *loop, const struct backend_doctor_opts *o,
+			 struct backend_finding *out, size_t max);
+
+	/*
+	 * Required. Fill *out; return OK even when not usable (out says why).
+	 * Quick: it may look at files and programs, never boot anything.
+	 */
 	enum status (*probe)(const struct plan *plan, struct backend_probe *out);
 
 	/*
-	 * Required. Start a machine for spec; callbacks as above. On failure
+	 * Optional (NULL: nothing run-wide). Make what every session of the
+	 * run shares (an uploaded image, a bucket); *priv goes to start and
+	 * discard. What outlives the process goes into lease first.
+	 */
+	enum status (*prepare)(struct loop *loop, const struct plan *plan, struct lease *lease,
+			       void **priv);
+	/* Optional, with prepare. Remove what prepare made. */
+	void (*discard)(void *priv);
+
+	/*
+	 * Required. Start a machine for spec; callbacks as above. Every
+	 * process and file that outlives fswb if it is killed goes into lease
+	 * (lease_add_pid, lease_add_path) as soon as it exists. On failure
 	 * nothing is left behind and the message says what to do.
 	 */
-	enum status (*start)(struct loop *loop, const struct session_spec *spec,
-			     const struct session_callbacks *cb, void *data, void **priv);
+	enum status (*start)(struct loop *loop, void *run, const struct session_spec *spec,
+			     const struct session_callbacks *cb, void *data, struct lease *lease,
+			     void **priv);
 
 	/* Required. Queue bytes for the agent; never blocks. */
 	enum status (*send)(void *priv, const void *buf, size_t len);
@@ -118,49 +254,101 @@ struct backend_ops {
 	/* Required. Stop the machine now; on_exit follows from the loop. */
 	void (*cancel)(void *priv);
 
-	/* Optional (NULL: /dev/vdb, /dev/vdc... in order). The disk's device in the guest. */
+	/* Required. The disk's device (or file) on the machine; free() it. */
 	char *(*disk_path)(void *priv, size_t index);
 
-	/* Optional (NULL: no shell). A byte stream to a shell in the machine, as an fd. */
-	enum status (*shell)(void *priv, int *fd);
+	/* Optional (NULL: the appliance's). Where things are on the machine. */
+	const struct session_layout *(*layout)(void *priv);
+
+	/*
+	 * Optional (NULL: no shell; needs BACKEND_SHELL). Connect the shell
+	 * stream, once the agent said SHELLREADY; its output comes to
+	 * on_shell. shell_send queues keys for it.
+	 */
+	enum status (*shell_open)(void *priv);
+	enum status (*shell_send)(void *priv, const void *buf, size_t len);
 
 	/* Required. Kill what is left and remove every file of the session. */
 	void (*release)(void *priv);
 
-	/* Optional. Seconds a guest may be silent before it counts as hung. */
+	/* Required. Seconds from start to the agent's HELLO before the machine counts as hung. */
+	unsigned (*boot_limit)(void *priv);
+	/* Required. Seconds a machine may be silent (no frame, no kernel log) before it is hung. */
 	unsigned (*silence_limit)(void *priv);
 
 	/* Optional. Something the user should know about this session ("no KVM"), or NULL. */
 	const char *(*notice)(void *priv);
 
-	/* Optional (NULL: no). The machine is slow (emulated): time limits are stretched. */
+	/* Optional (NULL: no). The machine is slow (emulated): test limits are stretched. */
 	bool (*slow)(void *priv);
+
+	/* Optional, required with BACKEND_COSTS: what the run will cost, one line; free() it. */
+	char *(*cost)(const struct plan *plan);
 };
 
-/* The backends this fswb has, NULL-terminated names for plan_validate. */
+/* Process-wide init and cleanup of every backend (main, once each). */
+enum status backends_init(void);
+void backends_cleanup(void);
+
+/* The backends a user may choose, NULL-terminated names (plan_validate, the wizard, --help). */
 const char *const *backend_names(void);
-/* The backend called name, or NULL. */
+/* The backend called name, or NULL; "stdio" too, which backend_names() leaves out. */
 const struct backend_ops *backend_find(const char *name);
+
+/* The plan's backend exists and takes its options: else an error naming the key and the fix. */
+enum status backend_check_options(const struct plan *plan);
 
 enum status backend_probe(const struct backend_ops *ops, const struct plan *plan,
 			  struct backend_probe *out);
+/* `fswb doctor`: the backend's own findings (beyond ops->programs), up to max; how many. */
+size_t backend_doctor(const struct backend_ops *ops, struct loop *loop,
+		      const struct backend_doctor_opts *o, struct backend_finding *out, size_t max);
 
-enum status session_start(const struct backend_ops *ops, struct loop *loop,
+/* Run-wide: backend_prepare before the first session, backend_discard after the last. */
+enum status backend_prepare(const struct backend_ops *ops, struct loop *loop,
+			    const struct plan *plan, struct backend_run **out);
+void backend_discard(struct backend_run *run);
+/* The cost line of a BACKEND_COSTS backend; NULL for others. free() it. */
+char *backend_cost(const struct backend_ops *ops, const struct plan *plan);
+
+enum status session_start(const struct backend_ops *ops, struct loop *loop, struct backend_run *run,
 			  const struct session_spec *spec, const struct session_callbacks *cb,
 			  void *data, struct session **out);
+const struct backend_ops *session_ops(const struct session *s);
 enum status session_send(struct session *s, const void *buf, size_t len);
 void session_cancel(struct session *s);
-/* The guest's device for spec->disks[index] ("/dev/vdb"); free() it. */
+/* The machine's device for spec->disks[index] ("/dev/vdb"); free() it. */
 char *session_disk_path(struct session *s, size_t index);
-enum status session_shell(struct session *s, int *fd);
-/* Seconds of silence (no heartbeat, no output) before the machine counts as hung. */
+/* Where things are on the machine; never NULL (the appliance's when the backend says nothing). */
+struct session_layout session_layout(struct session *s);
+enum status session_shell_open(struct session *s);
+enum status session_shell_send(struct session *s, const void *buf, size_t len);
+unsigned session_boot_limit(struct session *s);
 unsigned session_silence_limit(struct session *s);
 /* What the user should know about the session (say, emulation instead of KVM), or NULL. */
 const char *session_notice(struct session *s);
-/* The machine is emulated or otherwise slow: the engine stretches its time limits. */
+/* The machine is emulated or otherwise slow: the engine stretches its test limits. */
 bool session_slow(struct session *s);
 void session_release(struct session *s);
 
+/*
+ * A lease: a file in DATA/leases/ naming the fswb process that holds it and
+ * what a backend made that must not outlive it. Paths are absolute and
+ * inside fswb's data or cache directory (others are refused).
+ */
+enum status lease_add_pid(struct lease *l, pid_t pid);
+enum status lease_add_path(struct lease *l, const char *path);
+
+/*
+ * Leases of fswb processes that are gone: remove what they hold (SIGKILL to
+ * each process still running as the same process, each path removed) and
+ * the lease. One line per lease into *done ("qemu: pid 1234, /.../guest-ext4-4k").
+ */
+void backend_leases_reap(struct strvec *done);
+/* Every lease, one line each, "held by fswb (pid N)" or "left by a killed fswb". */
+void backend_leases_list(struct strvec *out);
+
 extern const struct backend_ops qemu_backend;
+extern const struct backend_ops stdio_backend;
 
 #endif

@@ -17,9 +17,14 @@
  * per boot and QEMU binary. Otherwise TCG, with a warning and longer
  * timeouts.
  *
- * Backend options (-o KEY=VALUE): qemu=PATH the QEMU binary; accel=tcg never
- * try KVM; silence=SECONDS how long a silent guest may be before it counts as
- * hung (default 90 with KVM, 300 emulated).
+ * Backend options (-o KEY=VALUE, the table at the end): qemu=PATH the QEMU
+ * binary; accel=tcg never try KVM; silence=SECONDS how long a silent guest
+ * may be before it counts as hung (default 90 with KVM, 300 emulated). The
+ * agent must say HELLO within 120 seconds of QEMU's start under KVM, 300
+ * emulated.
+ *
+ * The lease holds the session's directory and QEMU's pid; QEMU also dies
+ * with fswb (spawn's die_with_fswb).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +48,8 @@
 #define KILL_GRACE_MS 3000
 #define SILENCE_KVM   90
 #define SILENCE_TCG   300
+#define BOOT_KVM      120 /* seconds from QEMU's start to the agent's HELLO */
+#define BOOT_TCG      300
 #define READ_CHUNK    65536
 
 struct qemu {
@@ -53,10 +60,12 @@ struct qemu {
 	struct child *child;
 	int con_rd, con_wr; /* our read end, and a writer we hold */
 	int ctl_rd, ctl_wr;
-	int ctl_in;	    /* the agent's input: we write here */
-	int dummy_rd;	    /* a reader we hold on ctl.in */
-	struct strbuf outq; /* bytes for the agent not written yet */
-	struct strbuf err;  /* QEMU's stderr */
+	int ctl_in;	      /* the agent's input: we write here */
+	int dummy_rd;	      /* a reader we hold on ctl.in */
+	int shell;	      /* the shell port's socket, once open */
+	struct strbuf outq;   /* bytes for the agent not written yet */
+	struct strbuf shellq; /* keys for the shell not written yet */
+	struct strbuf err;    /* QEMU's stderr */
 	bool kvm;
 	unsigned silence; /* seconds; 0: the default for KVM or TCG */
 	bool exited, cancelled, notified;
@@ -67,24 +76,67 @@ struct qemu {
 
 /* ---- finding QEMU and KVM ---- */
 
-static const char *
-qemu_arch(const struct plan *plan)
+/* The plan's architecture; the host's when it names none. */
+static const struct arch_info *
+plan_arch(const struct plan *plan)
 {
-	return plan && plan->kernel.arch && !strcmp(plan->kernel.arch, "arm64") ? "aarch64"
-										: "x86_64";
+	const struct arch_info *a = arch_find(plan ? plan->kernel.arch : NULL);
+
+	return a ? a : arch_find("x86_64");
 }
 
-/* The QEMU binary: the backend option qemu=PATH, else qemu-system-ARCH in PATH. */
-static char *
-find_qemu(const struct plan *plan)
+/*
+ * A QEMU option value: prefix, then value with each ',' doubled (QEMU reads
+ * ",," as a comma, so a path cannot add options), then suffix.
+ */
+static void
+push_opt(struct strvec *argv, const char *prefix, const char *value, const char *suffix)
 {
-	const char *opt = plan ? plan_backend_opt(plan, "qemu") : NULL;
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_adds(&sb, prefix);
+	for (const char *p = value; *p; p++) {
+		strbuf_addch(&sb, *p);
+		if (*p == ',')
+			strbuf_addch(&sb, ',');
+	}
+	strbuf_adds(&sb, suffix);
+	strvec_push(argv, sb.buf);
+	strbuf_release(&sb);
+}
+
+/* The QEMU binary: the backend option qemu=PATH (opt), else qemu-system-ARCH in PATH. */
+static char *
+find_qemu(const char *opt, const struct arch_info *arch)
+{
 	char name[64];
 
 	if (opt)
 		return access(opt, X_OK) ? NULL : xstrdup(opt);
-	snprintf(name, sizeof(name), "qemu-system-%s", qemu_arch(plan));
+	snprintf(name, sizeof(name), "qemu-system-%s", arch->machine);
 	return path_which(name, NULL, NULL);
+}
+
+/* The step that makes KVM usable, or NULL when there is none to give. */
+static const char *
+kvm_fix(enum kvm_try k)
+{
+	switch (k) {
+	case KVM_TRY_NODEV:
+		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
+		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
+	case KVM_TRY_NOPERM:
+		return "sudo usermod -aG kvm $USER (then log out and in again)";
+	case KVM_TRY_NOVM:
+	case KVM_TRY_NOBOOT:
+		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
+		       "kvm_amd nested=1) or run on bare metal";
+	case KVM_TRY_OK:
+	case KVM_TRY_BROKEN:
+	case KVM_TRY_UNTRIED:
+		break;
+	}
+	return NULL;
 }
 
 /* Why the KVM device is not usable (kvm_try_device), or NULL when it is. */
@@ -93,23 +145,15 @@ kvm_device_problem(char **fix)
 {
 	char *why = NULL;
 
+	enum kvm_try k = kvm_try_device(NULL, &why);
+
 	*fix = NULL;
-	switch (kvm_try_device(NULL, &why)) {
-	case KVM_TRY_OK:
-	case KVM_TRY_UNTRIED:
+	if (k == KVM_TRY_OK || k == KVM_TRY_UNTRIED) {
 		free(why);
 		return NULL;
-	case KVM_TRY_NODEV:
-		*fix = xstrdup("enable virtualisation in the firmware, or use a VM type with "
-			       "nested virtualisation; then 'modprobe kvm_intel' or 'modprobe "
-			       "kvm_amd'");
-		break;
-	case KVM_TRY_NOPERM:
-		*fix = xstrdup("sudo usermod -aG kvm \"$USER\" (then log in again)");
-		break;
-	default:
-		break;
 	}
+	if (kvm_fix(k))
+		*fix = xstrdup(kvm_fix(k));
 	return why;
 }
 
@@ -183,17 +227,16 @@ save_verdict(const char *qemu, bool works, const char *why)
 
 /* Decide KVM or TCG for a session; *warning gets why not KVM. */
 static bool
-use_kvm(struct loop *loop, const struct plan *plan, const char *qemu, const char *kernel,
-	char **warning)
+use_kvm(struct loop *loop, const struct session_spec *spec, const char *qemu, char **warning)
 {
-	const char *accel = plan ? plan_backend_opt(plan, "accel") : NULL;
+	const char *accel = session_spec_opt(spec, "accel");
 	char *fix = NULL, *why;
 	int v;
 	bool ok;
 
 	if (accel && !strcmp(accel, "tcg"))
 		return false;
-	if (strcmp(qemu_arch(plan), "x86_64")) {
+	if (strcmp(spec->arch->machine, "x86_64")) {
 		*warning = xstrdup("KVM is not used for a foreign architecture: emulating "
 				   "(slower, with longer timeouts)");
 		return false;
@@ -210,7 +253,7 @@ use_kvm(struct loop *loop, const struct plan *plan, const char *qemu, const char
 	v = cached_verdict(qemu, &why);
 	if (v < 0) {
 		why = NULL;
-		ok = kvm_try_boot(loop, qemu, kernel, KVM_TEST_MS, &why) == KVM_TRY_OK;
+		ok = kvm_try_boot(loop, qemu, spec->kernel, KVM_TEST_MS, &why) == KVM_TRY_OK;
 		save_verdict(qemu, ok, why);
 		v = ok;
 	}
@@ -226,14 +269,14 @@ use_kvm(struct loop *loop, const struct plan *plan, const char *qemu, const char
 static enum status
 qemu_probe(const struct plan *plan, struct backend_probe *out)
 {
-	char *qemu = find_qemu(plan);
+	char *qemu = find_qemu(plan ? plan_backend_opt(plan, "qemu") : NULL, plan_arch(plan));
 	char *fix = NULL, *why, *cached = NULL;
 	int v;
 
 	if (!qemu) {
 		out->usable = false;
 		out->summary = xstrdup("not usable: QEMU is not installed");
-		out->why = xasprintf("no qemu-system-%s in PATH", qemu_arch(plan));
+		out->why = xasprintf("no qemu-system-%s in PATH", plan_arch(plan)->machine);
 		out->fix = xstrdup(access("/usr/bin/dnf", X_OK)
 					   ? "sudo apt-get install qemu-system-x86 qemu-utils"
 					   : "sudo dnf install qemu-system-x86 qemu-img");
@@ -317,8 +360,7 @@ flush_outq(struct qemu *q)
 
 		if (n <= 0)
 			break;
-		memmove(q->outq.buf, q->outq.buf + n, q->outq.len - (size_t)n);
-		strbuf_setlen(&q->outq, q->outq.len - (size_t)n);
+		strbuf_drop_front(&q->outq, (size_t)n);
 	}
 	loop_mod_fd(q->loop, q->ctl_in, q->outq.len ? POLLOUT : 0);
 }
@@ -392,22 +434,6 @@ out:
 }
 
 static enum status
-make_sparse(const char *path, uint64_t size)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return error(ERR_IO, "cannot create '%s': %s", path, strerror(errno));
-	if (ftruncate(fd, (off_t)size)) {
-		close(fd);
-		return error(ERR_IO, "cannot size '%s' to %llu bytes: %s", path,
-			     (unsigned long long)size, strerror(errno));
-	}
-	close(fd);
-	return OK;
-}
-
-static enum status
 make_overlay(struct loop *loop, const char *appliance, const char *overlay)
 {
 	const char *argv[] = { "qemu-img", "create", "-q",	"-f",	 "qcow2", "-F",
@@ -439,7 +465,7 @@ static void
 qemu_release(void *priv)
 {
 	struct qemu *q = priv;
-	int fds[] = { q->con_rd, q->ctl_rd, q->ctl_in };
+	int fds[] = { q->con_rd, q->ctl_rd, q->ctl_in, q->shell };
 
 	if (!q)
 		return;
@@ -460,25 +486,28 @@ qemu_release(void *priv)
 	close_fd(&q->ctl_wr);
 	close_fd(&q->ctl_in);
 	close_fd(&q->dummy_rd);
-	if (q->workdir)
-		remove_tree(q->workdir);
-	error_clear();
+	close_fd(&q->shell);
+	/* a start that failed keeps its message */
+	if (q->workdir && remove_tree(q->workdir) != OK)
+		error_clear();
 	free(q->workdir);
 	free(q->why_exit);
 	free(q->notice);
 	strbuf_release(&q->outq);
+	strbuf_release(&q->shellq);
 	strbuf_release(&q->err);
 	free(q);
 }
 
 static enum status
-qemu_start(struct loop *loop, const struct session_spec *spec, const struct session_callbacks *cb,
-	   void *data, void **priv)
+qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
+	   const struct session_callbacks *cb, void *data, struct lease *lease, void **priv)
 {
 	struct qemu *q = xcalloc(1, sizeof(*q));
 	struct strvec argv = STRVEC_INIT;
 	struct spawn_opts o = SPAWN_OPTS_INIT;
-	char *qemu = find_qemu(spec->plan), *overlay = NULL;
+	char *qemu = find_qemu(session_spec_opt(spec, "qemu"), spec->arch), *overlay = NULL;
+	const char *silence = session_spec_opt(spec, "silence");
 	char mem[32], cpus[16], *append = NULL;
 	int dummy = -1;
 	enum status rc;
@@ -486,39 +515,37 @@ qemu_start(struct loop *loop, const struct session_spec *spec, const struct sess
 	q->loop = loop;
 	q->cb = *cb;
 	q->data = data;
-	q->con_rd = q->con_wr = q->ctl_rd = q->ctl_wr = q->ctl_in = q->dummy_rd = -1;
+	q->con_rd = q->con_wr = q->ctl_rd = q->ctl_wr = q->ctl_in = q->dummy_rd = q->shell = -1;
 	strbuf_init(&q->outq);
+	strbuf_init(&q->shellq);
 	strbuf_init(&q->err);
 	if (!qemu) {
 		rc = error(ERR_NOTFOUND,
 			   "no 'qemu-system-%s' in PATH; install it (Debian: apt-get install "
 			   "qemu-system-x86 qemu-utils) or give -o qemu=PATH",
-			   qemu_arch(spec->plan));
+			   spec->arch->machine);
 		goto fail;
 	}
 	if (!spec->kernel || !spec->appliance)
 		BUG("qemu session without a kernel or an appliance");
-	if (mkdir_p(spec->workdir, 0700) != OK) {
-		rc = ERR_IO;
+	rc = lease_add_path(lease, spec->workdir);
+	if (rc == OK)
+		rc = mkdir_p(spec->workdir, 0700);
+	if (rc != OK)
 		goto fail;
-	}
 	q->workdir = xstrdup(spec->workdir);
-	q->kvm = use_kvm(loop, spec->plan, qemu, spec->kernel, &q->notice);
-	if (spec->plan && plan_backend_opt(spec->plan, "silence")) {
-		const char *v = plan_backend_opt(spec->plan, "silence");
-		char *end;
-		unsigned long n = strtoul(v, &end, 10);
+	q->kvm = use_kvm(loop, spec, qemu, &q->notice);
+	if (session_spec_opt(spec, "qemu")) {
+		/* a program named on the command line: said, never silent */
+		char *n = xasprintf("running QEMU from '%s' (-o qemu=PATH)%s%s", qemu,
+				    q->notice ? "; " : "", q->notice ? q->notice : "");
 
-		if (*end || !n || n > 86400) {
-			rc = error(
-				ERR_INVALID,
-				"-o silence='%s': give the seconds a silent guest counts as hung "
-				"(1 to 86400)",
-				v);
-			goto fail;
-		}
-		q->silence = (unsigned)n;
+		free(q->notice);
+		q->notice = n;
 	}
+	if (silence)
+		q->silence =
+			(unsigned)strtoul(silence, NULL, 10); /* checked: backend_option_seconds */
 
 	overlay = path_join(q->workdir, "root.qcow2");
 	rc = make_overlay(loop, spec->appliance, overlay);
@@ -539,6 +566,12 @@ qemu_start(struct loop *loop, const struct session_spec *spec, const struct sess
 	strvec_pushv(&argv,
 		     (const char *const[]){ "-nodefaults", "-no-user-config", "-no-reboot",
 					    "-display", "none", "-m", mem, "-smp", cpus, NULL });
+	/* seccomp: QEMU may not spawn, elevate or use obsolete system calls */
+	strvec_pushv(&argv,
+		     (const char *const[]){ "-sandbox",
+					    "on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
+					    "resourcecontrol=deny",
+					    NULL });
 	if (q->kvm)
 		strvec_pushv(&argv, (const char *const[]){ "-accel", "kvm", "-cpu", "host", NULL });
 	else
@@ -547,33 +580,36 @@ qemu_start(struct loop *loop, const struct session_spec *spec, const struct sess
 	strvec_pushv(&argv, (const char *const[]){ "-kernel", spec->kernel, NULL });
 	if (spec->initrd)
 		strvec_pushv(&argv, (const char *const[]){ "-initrd", spec->initrd, NULL });
-	append = xasprintf("console=ttyS0,115200 root=/dev/vda rw rootfstype=ext4 "
+	append = xasprintf("console=%s,115200 root=/dev/vda rw rootfstype=ext4 "
 			   "init=/usr/local/sbin/fswb-init panic=-1 printk.devkmsg=on "
 			   "systemd.show_status=0%s%s",
-			   spec->cmdline ? " " : "", spec->cmdline ? spec->cmdline : "");
+			   spec->arch->console, spec->cmdline ? " " : "",
+			   spec->cmdline ? spec->cmdline : "");
 	strvec_pushv(&argv, (const char *const[]){ "-append", append, NULL });
-	strvec_pushf(&argv, "-drive");
-	strvec_pushf(&argv, "file=%s,if=virtio,format=qcow2,cache=unsafe", overlay);
+	strvec_push(&argv, "-drive");
+	push_opt(&argv, "file=", overlay, ",if=virtio,format=qcow2,cache=unsafe");
 	for (size_t i = 0; i < spec->ndisks; i++) {
 		char *disk = xasprintf("%s/%s.img", q->workdir, spec->disks[i].role);
 
-		rc = make_sparse(disk, spec->disks[i].size);
+		if (spec->disks[i].path)
+			BUG("qemu makes its own disks; '%s' given", spec->disks[i].path);
+		rc = backend_make_disk(disk, spec->disks[i].size);
 		if (rc == OK) {
 			strvec_push(&argv, "-drive");
-			strvec_pushf(&argv, "file=%s,if=virtio,format=raw,cache=unsafe", disk);
+			push_opt(&argv, "file=", disk, ",if=virtio,format=raw,cache=unsafe");
 		}
 		free(disk);
 		if (rc != OK)
 			goto fail;
 	}
 	strvec_push(&argv, "-chardev");
-	strvec_pushf(&argv, "pipe,id=con,path=%s/con", q->workdir);
+	push_opt(&argv, "pipe,id=con,path=", q->workdir, "/con");
 	strvec_pushv(&argv, (const char *const[]){ "-serial", "chardev:con", "-device",
 						   "virtio-serial-pci", "-chardev", NULL });
-	strvec_pushf(&argv, "pipe,id=ctl,path=%s/ctl", q->workdir);
+	push_opt(&argv, "pipe,id=ctl,path=", q->workdir, "/ctl");
 	/* the shell port: a socket fswb connects to when a shell is asked for */
 	strvec_push(&argv, "-chardev");
-	strvec_pushf(&argv, "socket,id=shell,path=%s/shell.sock,server=on,wait=off", q->workdir);
+	push_opt(&argv, "socket,id=shell,path=", q->workdir, "/shell.sock,server=on,wait=off");
 	strvec_pushv(&argv,
 		     (const char *const[]){
 			     "-device", "virtserialport,chardev=shell,name=org.fswb.shell", NULL });
@@ -588,6 +624,8 @@ qemu_start(struct loop *loop, const struct session_spec *spec, const struct sess
 	o.on_exit = on_qemu_exit;
 	o.data = q;
 	rc = spawn_start(loop, &o, &q->child);
+	if (rc == OK)
+		rc = lease_add_pid(lease, q->child->pid);
 	if (rc != OK)
 		goto fail;
 	loop_add_fd(loop, q->child->err, POLLIN, on_stderr, q);
@@ -656,19 +694,59 @@ qemu_silence_limit(void *priv)
 	return q->kvm ? SILENCE_KVM : SILENCE_TCG;
 }
 
+static void
+on_shell(struct loop *loop, int fd, short revents, void *data)
+{
+	struct qemu *q = data;
+	char buf[READ_CHUNK];
+	ssize_t n;
+
+	if (revents & POLLOUT) {
+		while (q->shellq.len && (n = write(fd, q->shellq.buf, q->shellq.len)) > 0) {
+			strbuf_drop_front(&q->shellq, (size_t)n);
+		}
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		q->cb.on_shell(q->data, buf, (size_t)n);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		loop_del_fd(loop, fd);
+		close_fd(&q->shell);
+		q->cb.on_shell(q->data, "", 0);
+		return;
+	}
+	loop_mod_fd(loop, fd, POLLIN | (q->shellq.len ? POLLOUT : 0));
+}
+
+static enum status
+qemu_shell_send(void *priv, const void *buf, size_t len)
+{
+	struct qemu *q = priv;
+
+	if (q->shell < 0)
+		return error(ERR_IO, "the guest's shell is closed");
+	if (q->shellq.len + len > OUTQ_MAX)
+		return error(ERR_LIMIT, "the guest's shell is not reading");
+	strbuf_add(&q->shellq, buf, len);
+	loop_mod_fd(q->loop, q->shell, POLLIN | POLLOUT);
+	return OK;
+}
+
 /* The guest's shell port (org.fswb.shell), once the agent started a shell on it. */
 static enum status
-qemu_shell(void *priv, int *fd)
+qemu_shell_open(void *priv)
 {
 	struct qemu *q = priv;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int s;
 
+	if (q->shell >= 0)
+		return OK;
+
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/shell.sock", q->workdir) >=
 	    sizeof(sa.sun_path))
 		return error(ERR_INVALID, "the guest's directory '%s' is too long for a socket",
 			     q->workdir);
-	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
 		enum status rc = error(ERR_IO, "cannot connect to the guest's shell port '%s': %s",
 				       sa.sun_path, strerror(errno));
@@ -677,8 +755,24 @@ qemu_shell(void *priv, int *fd)
 			close(s);
 		return rc;
 	}
-	*fd = s;
+	q->shell = s;
+	loop_add_fd(q->loop, s, POLLIN, on_shell, q);
 	return OK;
+}
+
+static unsigned
+qemu_boot_limit(void *priv)
+{
+	return ((struct qemu *)priv)->kvm ? BOOT_KVM : BOOT_TCG;
+}
+
+/* The guest's disks come after the root (/dev/vda): /dev/vdb is disks[0]. */
+static char *
+qemu_disk_path(void *priv, size_t index)
+{
+	if (index > 24)
+		BUG("disk index %zu out of range", index);
+	return xasprintf("/dev/vd%c", (char)('b' + index));
 }
 
 static bool
@@ -693,17 +787,92 @@ qemu_notice(void *priv)
 	return ((struct qemu *)priv)->notice;
 }
 
+/* fswb doctor: whether KVM really runs a guest (it boots o->kernel under KVM). */
+static size_t
+qemu_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backend_finding *out,
+	    size_t max)
+{
+	char *qemu = path_which("qemu-system-x86_64", o->path, NULL), *why = NULL;
+	enum kvm_try k = kvm_try_device(o->kvm_dev, &why);
+
+	if (!max)
+		BUG("no room for the KVM finding");
+	if (k == KVM_TRY_OK && qemu && o->kernel && o->run_programs) {
+		k = kvm_try_boot(loop, qemu, o->kernel, o->trial_ms ? o->trial_ms : KVM_TEST_MS,
+				 &why);
+	} else if (k == KVM_TRY_OK) {
+		k = KVM_TRY_UNTRIED;
+		why = xstrdup(!o->run_programs ? "not tried with a guest"
+			      : !qemu	       ? "not tried with a guest (no QEMU)"
+					       : "not tried with a guest (no kernel to boot)");
+	}
+	*out = (struct backend_finding){ .name = "KVM" };
+	if (k == KVM_TRY_OK) {
+		out->detail = xstrdup("a guest kernel runs under KVM: guests run at full speed");
+	} else if (k == KVM_TRY_UNTRIED) {
+		out->detail = xasprintf("%s opens and creates a VM; %s",
+					o->kvm_dev ? o->kvm_dev : "/dev/kvm", why);
+	} else {
+		out->state = FINDING_WARN;
+		out->slow = true;
+		out->detail = xasprintf("no KVM: guests run under emulation (TCG), several times "
+					"slower: %s",
+					why);
+		out->fix = kvm_fix(k) ? xstrdup(kvm_fix(k)) : NULL;
+	}
+	free(why);
+	free(qemu);
+	return 1;
+}
+
+static const struct backend_program qemu_programs[] = {
+	{ "qemu-system-x86_64", "--version", "the local QEMU backend runs the guests with it",
+	  true },
+	{ "qemu-img", "--version", "it makes each guest's overlay of the appliance", true },
+	{ NULL, NULL, NULL, false },
+};
+
+static enum status
+program_check(const char *value)
+{
+	if (value[0] != '/' || access(value, X_OK))
+		return error(ERR_INVALID, "give the absolute path of an executable QEMU binary");
+	return OK;
+}
+
+static enum status
+accel_check(const char *value)
+{
+	if (strcmp(value, "tcg"))
+		return error(ERR_INVALID, "the only choice is 'tcg' (never try KVM); leave it out "
+					  "to use KVM when it works");
+	return OK;
+}
+
+static const struct backend_option qemu_options[] = {
+	{ "qemu", "PATH", program_check },		  /* the QEMU binary */
+	{ "accel", "tcg", accel_check },		  /* never try KVM */
+	{ "silence", "SECONDS", backend_option_seconds }, /* quiet this long: hung */
+	{ NULL, NULL, NULL },
+};
+
 const struct backend_ops qemu_backend = {
 	.name = "qemu",
 	.description = "a local virtual machine started with QEMU (KVM when available)",
 	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL | BACKEND_SHELL,
+	.options = qemu_options,
+	.programs = qemu_programs,
+	.doctor = qemu_doctor,
 	.probe = qemu_probe,
 	.start = qemu_start,
 	.send = qemu_send,
 	.cancel = qemu_cancel,
+	.disk_path = qemu_disk_path,
 	.release = qemu_release,
+	.boot_limit = qemu_boot_limit,
 	.silence_limit = qemu_silence_limit,
 	.slow = qemu_slow,
 	.notice = qemu_notice,
-	.shell = qemu_shell,
+	.shell_open = qemu_shell_open,
+	.shell_send = qemu_shell_send,
 };

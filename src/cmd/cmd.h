@@ -19,11 +19,41 @@ int cmd_kernel(int argc, char **argv);
 int cmd_appliance(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_results(int argc, char **argv);
+/*
+ * The subcommands of `fswb results` (argv[0] is "compare", "baseline"...):
+ * results_import.c has import; results_compare.c compare, baseline and
+ * flaky; results_report.c report and html.
+ */
+int cmd_results_import(int argc, char **argv);
+int cmd_results_compare(int argc, char **argv);
+int cmd_results_baseline(int argc, char **argv);
+int cmd_results_flaky(int argc, char **argv);
+int cmd_results_report(int argc, char **argv);
+int cmd_results_html(int argc, char **argv);
+/* Print JSON text (free()d) with a final newline. */
+void print_json_text(char *text);
 
 struct plan;
 struct profiles;
-/* Run a plan without the TUI: prints as it goes (JSON lines with json); the exit status. */
-int run_headless(const struct plan *plan, const struct profiles *profiles, bool json);
+/* What makes `fswb run` exit 1 (--fail-on). */
+enum fail_on {
+	FAIL_ON_FAILURES,    /* any failed, crashed or hung test (the default) */
+	FAIL_ON_REGRESSIONS, /* only failures the baseline does not have */
+};
+/*
+ * Run a plan without the TUI: prints as it goes (JSON lines with json),
+ * then the summary and the regressions against the baseline; the exit
+ * status.
+ */
+int run_headless(const struct plan *plan, const struct profiles *profiles, bool json,
+		 enum fail_on fail_on);
+/*
+ * After a run: its regressions against the matching baselines, printed
+ * (unless json), set in its run.json ("baseline"), and the exit status
+ * for fail_on given the engine's code (2, nothing ran, stays; a baseline
+ * that cannot be read keeps 1).
+ */
+int run_against_baseline(const char *run_dir, bool json, enum fail_on fail_on, int code);
 
 /*
  * fswb run -n with plan->fstests_src a local tree: per configuration, what

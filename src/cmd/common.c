@@ -13,20 +13,21 @@ _Noreturn void
 die(const char *fmt, ...)
 {
 	va_list ap;
+	char *msg;
 
 	run_fatal_hook();
-	fputs("fswb: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	va_end(ap);
-	fputc('\n', stderr);
+	term_fprintf(stderr, "fswb: error: %s\n", msg ? msg : fmt);
 	exit(2);
 }
 
 int
 cmd_fail(const char *cmd)
 {
-	fprintf(stderr, "fswb %s: error: %s\n", cmd, error_msg());
+	term_fprintf(stderr, "fswb %s: error: %s\n", cmd, error_msg());
 	return 2;
 }
 

@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/hostcheck.h"
+#include "backends/backend.h"
 #include "cmd/cmd.h"
 #include "core/loop.h"
 #include "core/paths.h"
 #include "core/profile.h"
+#include "run/hostcheck.h"
 
 static const char doctor_usage[] =
 	"usage: fswb doctor [--json]\n"
@@ -31,47 +32,6 @@ enum {
 };
 
 static const char *
-group_title(enum hc_group g)
-{
-	switch (g) {
-	case HC_HOST:
-		return "host: the kernel, disk and tools on this machine";
-	case HC_QEMU:
-		return "qemu: the local QEMU backend (the default)";
-	case HC_LIBVIRT:
-		return "libvirt: planned; not needed for the default local QEMU runs";
-	case HC_GCE:
-		return "gce: Google Compute Engine, planned; not needed for the default local QEMU "
-		       "runs";
-	case HC_SSH:
-		return "ssh: a test machine over ssh, planned; not needed for the default local "
-		       "QEMU runs";
-	case HC_ADB:
-		return "adb: an Android device, planned; not needed for the default local QEMU "
-		       "runs";
-	case HC_NGROUPS:
-		break;
-	}
-	return "?";
-}
-
-static const char *
-kvm_name(enum kvm_try k)
-{
-	static const char *const names[] = {
-		[KVM_TRY_OK] = "ok",
-		[KVM_TRY_NODEV] = "no-device",
-		[KVM_TRY_NOPERM] = "no-permission",
-		[KVM_TRY_BROKEN] = "broken",
-		[KVM_TRY_NOVM] = "no-vm",
-		[KVM_TRY_NOBOOT] = "no-boot",
-		[KVM_TRY_UNTRIED] = "untried",
-	};
-
-	return k < ARRAY_SIZE(names) ? names[k] : "?";
-}
-
-static const char *
 family_name(enum hc_family f)
 {
 	return f == HC_FAMILY_DEBIAN ? "debian" : f == HC_FAMILY_FEDORA ? "fedora" : "unknown";
@@ -84,9 +44,10 @@ json_str_or_null(const char *s)
 }
 
 static void
-print_json(const struct hostcheck *hc)
+print_json(const struct hostcheck *hc, const struct strvec *leases)
 {
-	json_t *root = json_object(), *os = json_object(), *groups = json_array();
+	json_t *root = json_object(), *os = json_object(), *groups = json_array(), *held;
+	json_t *grp, *list = NULL;
 	char *text;
 
 	json_object_set_new(os, "id", json_str_or_null(hc->os.id));
@@ -95,30 +56,32 @@ print_json(const struct hostcheck *hc)
 	json_object_set_new(root, "os", os);
 	json_object_set_new(root, "ready", json_boolean(hc->ready));
 	json_object_set_new(root, "slow", json_boolean(hc->slow));
-	json_object_set_new(root, "kvm", json_string(kvm_name(hc->kvm)));
 	json_object_set_new(root, "kernel", json_str_or_null(hc->kernel));
-	for (int g = 0; g < HC_NGROUPS; g++) {
-		json_t *grp = json_object(), *list = json_array();
-		const struct hc_finding *f;
-		size_t n = hostcheck_group(hc, (enum hc_group)g, &f);
+	for (size_t i = 0; i < hc->n; i++) {
+		const struct hc_finding *f = &hc->v[i];
+		json_t *o = json_object();
 
-		json_object_set_new(grp, "name", json_string(hc_group_name((enum hc_group)g)));
-		json_object_set_new(grp, "implemented",
-				    json_boolean(hc_group_implemented((enum hc_group)g)));
-		for (size_t i = 0; i < n; i++) {
-			json_t *o = json_object();
-
-			json_object_set_new(o, "name", json_string(f[i].name));
-			json_object_set_new(o, "state", json_string(hc_state_str(f[i].state)));
-			json_object_set_new(o, "required", json_boolean(f[i].required));
-			json_object_set_new(o, "detail", json_string(f[i].detail));
-			json_object_set_new(o, "fix", json_str_or_null(f[i].fix));
-			json_array_append_new(list, o);
+		if (!i || strcmp(f->group, hc->v[i - 1].group)) {
+			grp = json_object();
+			list = json_array();
+			json_object_set_new(grp, "name", json_string(f->group));
+			json_object_set_new(grp, "implemented",
+					    json_boolean(hc_group_implemented(f->group)));
+			json_object_set_new(grp, "findings", list);
+			json_array_append_new(groups, grp);
 		}
-		json_object_set_new(grp, "findings", list);
-		json_array_append_new(groups, grp);
+		json_object_set_new(o, "name", json_string(f->name));
+		json_object_set_new(o, "state", json_string(hc_state_str(f->state)));
+		json_object_set_new(o, "required", json_boolean(f->required));
+		json_object_set_new(o, "detail", json_string(f->detail));
+		json_object_set_new(o, "fix", json_str_or_null(f->fix));
+		json_array_append_new(list, o);
 	}
 	json_object_set_new(root, "groups", groups);
+	held = json_array();
+	for (size_t i = 0; i < leases->n; i++)
+		json_array_append_new(held, json_string(leases->v[i]));
+	json_object_set_new(root, "leases", held);
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	puts(text);
 	free(text);
@@ -126,26 +89,28 @@ print_json(const struct hostcheck *hc)
 }
 
 static void
-print_text(const struct hostcheck *hc)
+print_text(const struct hostcheck *hc, const struct strvec *leases)
 {
 	printf("fswb doctor: what this machine has for running fstests%s%s%s\n",
 	       hc->os.pretty ? " (" : "", hc->os.pretty ? hc->os.pretty : "",
 	       hc->os.pretty ? ")" : "");
-	for (int g = 0; g < HC_NGROUPS; g++) {
-		const struct hc_finding *f;
-		size_t n = hostcheck_group(hc, (enum hc_group)g, &f);
+	for (size_t i = 0; i < hc->n; i++) {
+		const struct hc_finding *f = &hc->v[i];
 
-		if (!n)
-			continue;
-		printf("\n%s\n", group_title((enum hc_group)g));
-		for (size_t i = 0; i < n; i++) {
-			printf("  %-7s  %s", hc_state_str(f[i].state), f[i].name);
-			if (*f[i].detail)
-				printf("  %s", f[i].detail);
-			if (f[i].fix)
-				printf("  fix: %s", f[i].fix);
-			putchar('\n');
-		}
+		if (!i || strcmp(f->group, hc->v[i - 1].group))
+			printf("\n%s: %s\n", f->group, hc_group_title(f->group));
+		printf("  %-7s  %s", hc_state_str(f->state), f->name);
+		if (*f->detail)
+			printf("  %s", f->detail);
+		if (f->fix)
+			printf("  fix: %s", f->fix);
+		putchar('\n');
+	}
+	if (leases->n) {
+		printf("\nleases: what backends hold for a run (what a killed fswb left is removed "
+		       "by the next 'fswb run')\n");
+		for (size_t i = 0; i < leases->n; i++)
+			printf("  %s\n", leases->v[i]);
 	}
 	putchar('\n');
 	if (!hc->ready)
@@ -171,6 +136,7 @@ cmd_doctor(int argc, char **argv)
 	struct profiles profiles;
 	bool json = false, have_profiles = false;
 	struct hostcheck hc;
+	struct strvec leases = STRVEC_INIT;
 	struct loop *loop;
 	char *datadir, *dir;
 	enum status rc;
@@ -213,11 +179,13 @@ cmd_doctor(int argc, char **argv)
 			profiles_release(&profiles);
 		return cmd_fail("doctor");
 	}
+	backend_leases_list(&leases);
 	if (json)
-		print_json(&hc);
+		print_json(&hc, &leases);
 	else
-		print_text(&hc);
+		print_text(&hc, &leases);
 	c = hc.ready ? 0 : 1;
+	strvec_clear(&leases);
 	hostcheck_release(&hc);
 	loop_free(loop);
 	if (have_profiles)

@@ -18,7 +18,9 @@
 #include "core/plan.h"
 #include "core/profile.h"
 #include "fstests/catalogue.h"
+#include "run/inventory.h"
 #include "run/plan_check.h"
+#include "view/layout.h"
 
 /* One configuration's list: what runs, what is left out and why. */
 struct dry_config {
@@ -259,6 +261,29 @@ config_json(const struct catalogue *cat, const struct dry_config *d)
 	return o;
 }
 
+/* How long it would take here: the estimate every screen gives (fstests/estimate.h). */
+static void
+print_estimate(const struct plan *plan, const struct profiles *profiles,
+	       const struct catalogue *cat)
+{
+	struct backend_probe probe = { 0 };
+	struct estimator est;
+	struct est_total t;
+	struct strbuf basis = STRBUF_INIT;
+	char eta[32];
+
+	inventory_probe(plan->backend, plan, &probe);
+	inventory_estimator(plan, profiles, probe.slow, &est);
+	inventory_estimate(plan, profiles, cat, &est, plan->tests.preset, NULL, &t);
+	if (t.ntests) {
+		est_total_basis(&t, &est, &basis);
+		printf("estimate: %s (%s)\n", format_eta(t.seconds, eta, sizeof(eta)), basis.buf);
+	}
+	strbuf_release(&basis);
+	estimator_release(&est);
+	backend_probe_release(&probe);
+}
+
 int
 run_dry(const struct plan *plan, const struct profiles *profiles, bool json)
 {
@@ -300,6 +325,7 @@ run_dry(const struct plan *plan, const struct profiles *profiles, bool json)
 		printf("%zu %s to run in %zu %s, from %s; nothing was run (-n)\n", total,
 		       total == 1 ? "test" : "tests", plan->configs.n,
 		       plan->configs.n == 1 ? "configuration" : "configurations", cat.root);
+		print_estimate(plan, profiles, &cat);
 	}
 	for (size_t i = 0; i < plan->configs.n; i++)
 		dry_config_release(&d[i]);

@@ -187,14 +187,9 @@ parse(int argc, char **argv, struct kopts *o)
 	free(dir);
 	if (!names.n)
 		strvec_push(&names, "ext4/4k");
-	for (size_t i = 0; i < names.n; i++) {
-		const struct fs_config *cfg;
-
-		if (profiles_resolve_config(&profiles, names.v[i], &cfg) != OK)
+	for (size_t i = 0; i < names.n; i++)
+		if (profiles_resolve_configs(&profiles, names.v[i], &o->configs) != OK)
 			die("fswb kernel: -c: %s", error_msg());
-		if (!strvec_contains(&o->configs, cfg->name))
-			strvec_push(&o->configs, cfg->name);
-	}
 	strvec_clear(&names);
 	if (!o->pk.arch)
 		o->pk.arch = xstrdup("x86_64");

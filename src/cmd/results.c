@@ -14,14 +14,32 @@
 #include "core/paths.h"
 #include "core/profile.h"
 #include "core/rundir.h"
+#include "fstests/history.h"
 #include "fstests/notrun.h"
 #include "fstests/results.h"
 #include "rootfs/appliance.h"
 
 static const char results_usage[] =
 	"usage: fswb results [--json]              list the runs\n"
-	"       fswb results show ID|last [--json] a run's summary (--json: its run.json)\n"
-	"       fswb results import PATH [--json]  read a results directory or check's stdout\n";
+	"       fswb results show RUN [--json]     a run's summary (--json: its run.json)\n"
+	"       fswb results import PATH [--keep] [--json]  read results from elsewhere\n"
+	"                                          (check's, xfstests-bld's, a tarball);\n"
+	"                                          --keep: into the history\n"
+	"       fswb results compare A B           what changed from run A to run B\n"
+	"       fswb results baseline set|list|rm  the runs later runs are compared with\n"
+	"       fswb results flaky [RUN]           tests that passed and failed lately\n"
+	"       fswb results report RUN [TEST]     a failure report for a mailing list\n"
+	"       fswb results html RUN -o FILE      the run as one HTML page\n"
+	"RUN is a run's id, last, or last~N (the Nth before the last).\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} subcommands[] = {
+	{ "import", cmd_results_import },     { "compare", cmd_results_compare },
+	{ "baseline", cmd_results_baseline }, { "flaky", cmd_results_flaky },
+	{ "report", cmd_results_report },     { "html", cmd_results_html },
+};
 
 static const char *
 section_label(const struct section_result *s)
@@ -42,7 +60,7 @@ print_hints(const char *hints)
 		size_t n = strcspn(s, "\n");
 
 		if (n)
-			printf("      %.*s\n", (int)n, s);
+			term_fprintf(stdout, "      %.*s\n", (int)n, s);
 		s += n + (s[n] == '\n');
 	}
 }
@@ -58,16 +76,23 @@ print_failures(const struct section_result *s)
 		if (t->status != TS_FAIL && t->status != TS_CRASHED && t->status != TS_HUNG)
 			continue;
 		if (!header)
-			printf("\nFailures on %s:\n", section_label(s));
+			term_fprintf(stdout, "\nFailures on %s:\n", section_label(s));
 		header = true;
-		printf("  %s  %s%s%s\n", t->test, test_status_str(t->status), t->reason ? ": " : "",
-		       t->reason ? t->reason : "");
+		term_fprintf(stdout, "  %s  %s%s%s\n", t->test, test_status_str(t->status),
+			     t->reason ? ": " : "", t->reason ? t->reason : "");
+		if (t->niterations > 1) {
+			unsigned passed, failed;
+
+			test_result_run_counts(t, &passed, &failed);
+			term_fprintf(stdout, "      ran %zu times: %u passed, %u failed\n",
+				     t->niterations, passed, failed);
+		}
 		if (t->out_bad)
-			printf("      %s\n", t->out_bad);
+			term_fprintf(stdout, "      %s\n", t->out_bad);
 		if (t->full)
-			printf("      %s\n", t->full);
+			term_fprintf(stdout, "      %s\n", t->full);
 		if (t->dmesg)
-			printf("      %s\n", t->dmesg);
+			term_fprintf(stdout, "      %s\n", t->dmesg);
 		if (t->hints)
 			print_hints(t->hints);
 	}
@@ -79,10 +104,11 @@ print_notrun_group(const struct notrun_group *g)
 {
 	char *list = strvec_join(&g->tests, " ");
 
-	printf("  %3zu %-5s %s\n", g->tests.n, g->tests.n == 1 ? "test" : "tests", g->cause);
-	printf("            %s\n", list);
+	term_fprintf(stdout, "  %3zu %-5s %s\n", g->tests.n, g->tests.n == 1 ? "test" : "tests",
+		     g->cause);
+	term_fprintf(stdout, "            %s\n", list);
 	if (g->fix)
-		printf("            %s%s\n", g->natural ? "" : "fix: ", g->fix);
+		term_fprintf(stdout, "            %s%s\n", g->natural ? "" : "fix: ", g->fix);
 	free(list);
 }
 
@@ -105,11 +131,14 @@ print_notrun(const struct section_result *s, const struct profiles *profiles)
 		notrun_group((const char *const *)tests.v, (const char *const *)reasons.v, tests.n,
 			     &ctx, &g);
 		if (g.n && !g.groups[0].natural)
-			printf("\nNot run on %s, with a cause to fix:\n", section_label(s));
+			term_fprintf(stdout, "\nNot run on %s, with a cause to fix:\n",
+				     section_label(s));
 		for (size_t j = 0; j < g.n; j++) {
 			if (g.groups[j].natural && !natural_header) {
-				printf("\nNot run on %s, not applying here (nothing to fix):\n",
-				       section_label(s));
+				term_fprintf(
+					stdout,
+					"\nNot run on %s, not applying here (nothing to fix):\n",
+					section_label(s));
 				natural_header = true;
 			}
 			print_notrun_group(&g.groups[j]);
@@ -136,18 +165,18 @@ print_run_summary(const struct run_record *rec)
 		const struct test_counts *k = &s->counts;
 		unsigned failures = k->failed + k->crashed + k->hung;
 
-		printf("%s: %u tests, %u failures, %u skipped, %.0f seconds%s\n", section_label(s),
-		       k->passed + failures + k->notrun, failures, k->notrun, k->seconds,
-		       s->interrupted ? " (interrupted)" : "");
+		term_fprintf(stdout, "%s: %u tests, %u failures, %u skipped, %.0f seconds%s\n",
+			     section_label(s), k->passed + failures + k->notrun, failures,
+			     k->notrun, k->seconds, s->interrupted ? " (interrupted)" : "");
 	}
 	for (size_t i = 0; i < rec->nsections; i++)
 		print_failures(&rec->sections[i]);
 	for (size_t i = 0; i < rec->nsections; i++)
 		print_notrun(&rec->sections[i], have_profiles ? &profiles : NULL);
 	if (rec->stopped_at)
-		printf("\nThe run stopped in %s.\n", rec->stopped_at);
+		term_fprintf(stdout, "\nThe run stopped in %s.\n", rec->stopped_at);
 	if (rec->error)
-		printf("\nError: %s\n", rec->error);
+		term_fprintf(stdout, "\nError: %s\n", rec->error);
 	if (have_profiles)
 		profiles_release(&profiles);
 	free(dir);
@@ -167,23 +196,13 @@ print_run_dir_summary(const char *dir)
 		print_run_summary(&rec);
 		run_record_release(&rec);
 	} else if (path_exists(path)) {
-		fprintf(stderr, "fswb: error: %s\n", error_msg());
+		term_fprintf(stderr, "fswb: error: %s\n", error_msg());
 	}
-	printf("\nResults: %s\n", dir);
+	term_fprintf(stdout, "\nResults: %s\n", dir);
 	free(path);
 }
 
-/* The run ids, oldest first. */
-static void
-list_ids(struct strvec *ids)
-{
-	char *runs = rundir_root();
-
-	rundir_list(runs, ids);
-	free(runs);
-}
-
-static void
+void
 print_json_text(char *text)
 {
 	fputs(text, stdout);
@@ -199,13 +218,13 @@ list_runs(bool json)
 	char *runs = rundir_root();
 	json_t *list = NULL;
 
-	list_ids(&ids);
+	history_list(&ids);
 	if (json)
 		list = json_array();
 	else if (!ids.n)
-		printf("No runs yet in %s; start one with 'fswb run'.\n", runs);
+		term_fprintf(stdout, "No runs yet in %s; start one with 'fswb run'.\n", runs);
 	else
-		printf("%-20s %-12s %-24s %s\n", "ID", "STATE", "CONFIGS", "RESULT");
+		term_fprintf(stdout, "%-20s %-12s %-24s %s\n", "ID", "STATE", "CONFIGS", "RESULT");
 	for (size_t i = 0; i < ids.n; i++) {
 		char *path = xasprintf("%s/%s/run.json", runs, ids.v[i]);
 		struct run_record rec;
@@ -229,17 +248,18 @@ list_runs(bool json)
 			json_array_append_new(list, o);
 			free(d);
 		} else if (!ok) {
-			printf("%-20s %-12s %-24s %s\n", ids.v[i], "no results", "-",
-			       "stopped before its first test");
+			term_fprintf(stdout, "%-20s %-12s %-24s %s\n", ids.v[i], "no results", "-",
+				     "stopped before its first test");
 		} else {
 			for (size_t j = 0; j < rec.nsections; j++)
 				strbuf_addf(&cfgs, "%s%s", j ? "," : "",
 					    section_label(&rec.sections[j]));
-			printf("%-20s %-12s %-24s %u passed, %u failed, %u not run\n", ids.v[i],
-			       rec.finished ? (rec.interrupted ? "interrupted" : "finished")
-					    : "incomplete",
-			       cfgs.len ? cfgs.buf : "-", k->passed,
-			       k->failed + k->crashed + k->hung, k->notrun);
+			term_fprintf(stdout, "%-20s %-12s %-24s %u passed, %u failed, %u not run\n",
+				     ids.v[i],
+				     rec.finished ? (rec.interrupted ? "interrupted" : "finished")
+						  : "incomplete",
+				     cfgs.len ? cfgs.buf : "-", k->passed,
+				     k->failed + k->crashed + k->hung, k->notrun);
 		}
 		if (ok)
 			run_record_release(&rec);
@@ -257,25 +277,15 @@ list_runs(bool json)
 }
 
 static int
-show_run(const char *id, bool json)
+show_run(const char *spec, bool json)
 {
-	struct strvec ids = STRVEC_INIT;
-	char *runs = rundir_root(), *dir = NULL, *path;
+	char *id, *dir, *path;
 	struct run_record rec;
 	int code = 0;
 
-	list_ids(&ids);
-	if (!strcmp(id, "last")) {
-		if (!ids.n)
-			die("fswb results: there are no runs yet; start one with 'fswb run'");
-		id = ids.v[ids.n - 1];
-	} else if (!strvec_contains(&ids, id)) {
-		const char *close = closest_match(id, (const char **)ids.v, ids.n);
-
-		die("fswb results: no run '%s' in %s%s%s%s; 'fswb results' lists them", id, runs,
-		    close ? " (did you mean '" : "", close ? close : "", close ? "'?)" : "");
-	}
-	dir = path_join(runs, id);
+	if (history_resolve(spec, &id) != OK)
+		return cmd_fail("results");
+	dir = history_run_dir(id);
 	path = path_join(dir, "run.json");
 	if (json) {
 		if (run_record_load(path, &rec) != OK) {
@@ -285,29 +295,13 @@ show_run(const char *id, bool json)
 			run_record_release(&rec);
 		}
 	} else {
-		printf("Run %s\n", id);
+		term_fprintf(stdout, "Run %s\n", id);
 		print_run_dir_summary(dir);
 	}
 	free(path);
 	free(dir);
-	free(runs);
-	strvec_clear(&ids);
+	free(id);
 	return code;
-}
-
-static int
-import_results(const char *path, bool json)
-{
-	struct run_record rec;
-
-	if (results_import(path, &rec) != OK)
-		return cmd_fail("results import");
-	if (json)
-		print_json_text(run_record_to_json(&rec));
-	else
-		print_run_summary(&rec);
-	run_record_release(&rec);
-	return 0;
 }
 
 int
@@ -321,6 +315,9 @@ cmd_results(int argc, char **argv)
 	bool json = false;
 	int c;
 
+	for (size_t i = 0; argc > 1 && i < ARRAY_SIZE(subcommands); i++)
+		if (!strcmp(argv[1], subcommands[i].name))
+			return subcommands[i].fn(argc - 1, argv + 1);
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -341,8 +338,6 @@ cmd_results(int argc, char **argv)
 		return list_runs(json);
 	if (!strcmp(argv[0], "show") && argc == 2)
 		return show_run(argv[1], json);
-	if (!strcmp(argv[0], "import") && argc == 2)
-		return import_results(argv[1], json);
 	fputs(results_usage, stderr);
 	return 2;
 }

@@ -22,6 +22,7 @@ struct printer {
 	bool json, tty;
 	bool console;	    /* print console lines too (check -n's list) */
 	bool progress_line; /* a \r line is on screen */
+	bool any_test;	    /* a test ended */
 	int last_decile;
 	struct strvec errors;
 	const char *run_dir;
@@ -46,35 +47,35 @@ print_stage(struct printer *p, const struct event *ev)
 	case EV_STAGE_BEGIN:
 		clear_progress(p);
 		p->last_decile = -1;
-		printf("[%s] %s%s\n", s,
-		       ev->config && !strcmp(s, "boot") ? "starting a guest for " : "",
-		       d ? d : (ev->config ? ev->config : "..."));
+		term_fprintf(stdout, "[%s] %s%s\n", s,
+			     ev->config && !strcmp(s, "boot") ? "starting a guest for " : "",
+			     d ? d : (ev->config ? ev->config : "..."));
 		break;
 	case EV_STAGE_PROGRESS:
 		if (p->tty) {
 			clear_progress(p);
 			if (ev->u.stage.fraction >= 0)
-				printf("[%s] %s %3.0f%%", s, d ? d : "",
-				       ev->u.stage.fraction * 100);
+				term_fprintf(stdout, "[%s] %s %3.0f%%", s, d ? d : "",
+					     ev->u.stage.fraction * 100);
 			else
-				printf("[%s] %s", s, d ? d : "");
+				term_fprintf(stdout, "[%s] %s", s, d ? d : "");
 			p->progress_line = true;
 		} else if (d && ev->u.stage.fraction < 0) {
-			printf("[%s] %s\n", s, d);
+			term_fprintf(stdout, "[%s] %s\n", s, d);
 		} else if (ev->u.stage.fraction >= 0 &&
 			   (int)(ev->u.stage.fraction * 10) > p->last_decile) {
 			p->last_decile = (int)(ev->u.stage.fraction * 10);
-			printf("[%s] %s %d%%\n", s, d ? d : "", p->last_decile * 10);
+			term_fprintf(stdout, "[%s] %s %d%%\n", s, d ? d : "", p->last_decile * 10);
 		}
 		break;
 	case EV_STAGE_END:
 		clear_progress(p);
 		if (ev->u.stage.code == OK) {
 			if (ev->u.stage.message)
-				printf("[%s] ready: %s\n", s, ev->u.stage.message);
+				term_fprintf(stdout, "[%s] ready: %s\n", s, ev->u.stage.message);
 		} else {
-			printf("[%s] failed: %s\n", s,
-			       ev->u.stage.message ? ev->u.stage.message : "unknown error");
+			term_fprintf(stdout, "[%s] failed: %s\n", s,
+				     ev->u.stage.message ? ev->u.stage.message : "unknown error");
 			strvec_pushf(&p->errors, "%s: %s", s,
 				     ev->u.stage.message ? ev->u.stage.message : "failed");
 		}
@@ -93,9 +94,10 @@ print_test_end(struct printer *p, const struct event *ev)
 	if (ev->u.test_end.seconds >= 0)
 		snprintf(secs, sizeof(secs), "%.0fs", ev->u.test_end.seconds);
 	clear_progress(p);
-	printf("%-14s %-9s %5s%s%s%s\n", ev->u.test_end.test,
-	       test_status_str(ev->u.test_end.status), secs,
-	       ev->u.test_end.rerun ? "  (rerun)" : "", reason ? "  " : "", reason ? reason : "");
+	term_fprintf(stdout, "%-14s %-9s %5s%s%s%s\n", ev->u.test_end.test,
+		     test_status_str(ev->u.test_end.status), secs,
+		     ev->u.test_end.rerun ? "  (rerun)" : "", reason ? "  " : "",
+		     reason ? reason : "");
 	fflush(stdout);
 }
 
@@ -115,7 +117,7 @@ on_event(void *data, const struct event *ev)
 	}
 	switch (ev->type) {
 	case EV_RUN_BEGIN:
-		printf("fswb: run %s\n", ev->u.run.id);
+		term_fprintf(stdout, "fswb: run %s\n", ev->u.run.id);
 		break;
 	case EV_STAGE_BEGIN:
 	case EV_STAGE_PROGRESS:
@@ -125,37 +127,38 @@ on_event(void *data, const struct event *ev)
 	case EV_SECTION:
 		clear_progress(p);
 		if (ev->u.section.fstyp)
-			printf("%s: FSTYP %s%s%s\n", ev->config ? ev->config : "check",
-			       ev->u.section.fstyp,
-			       ev->u.section.mkfs_options ? ", MKFS_OPTIONS " : "",
-			       ev->u.section.mkfs_options ? ev->u.section.mkfs_options : "");
+			term_fprintf(stdout, "%s: FSTYP %s%s%s\n",
+				     ev->config ? ev->config : "check", ev->u.section.fstyp,
+				     ev->u.section.mkfs_options ? ", MKFS_OPTIONS " : "",
+				     ev->u.section.mkfs_options ? ev->u.section.mkfs_options : "");
 		break;
 	case EV_TEST_START:
 		if (p->tty) {
 			clear_progress(p);
-			printf("%-14s running...", ev->u.test_start.test);
+			term_fprintf(stdout, "%-14s running...", ev->u.test_start.test);
 			p->progress_line = true;
 			fflush(stdout);
 		}
 		break;
 	case EV_TEST_END:
+		p->any_test = true;
 		print_test_end(p, ev);
 		break;
 	case EV_CONSOLE:
 		if (p->console && (ev->u.line.flags & CONSOLE_CHECK)) {
 			clear_progress(p);
-			printf("%s\n", ev->u.line.text);
+			term_fprintf(stdout, "%s\n", ev->u.line.text);
 		}
 		break;
 	case EV_WARNING:
 		clear_progress(p);
 		fflush(stdout);
-		fprintf(stderr, "fswb: warning: %s\n", ev->u.error.message);
+		term_fprintf(stderr, "fswb: warning: %s\n", ev->u.error.message);
 		break;
 	case EV_ERROR:
 		clear_progress(p);
 		fflush(stdout);
-		fprintf(stderr, "fswb: error: %s\n", ev->u.error.message);
+		term_fprintf(stderr, "fswb: error: %s\n", ev->u.error.message);
 		strvec_push(&p->errors, ev->u.error.message);
 		break;
 	default:
@@ -177,7 +180,7 @@ on_stop(struct loop *loop, int signo, void *data)
 	struct control *c = data;
 
 	if (++c->stop_requests == 1)
-		fprintf(stderr, "\nfswb: stopping the run (Ctrl-C again to stop at once)\n");
+		term_fprintf(stderr, "\nfswb: stopping the run (Ctrl-C again to stop at once)\n");
 	else
 		loop_quit(loop, 0);
 	engine_cancel(c->e);
@@ -204,7 +207,8 @@ on_control(void *data, const struct event *ev)
 }
 
 int
-run_headless(const struct plan *plan, const struct profiles *profiles, bool json)
+run_headless(const struct plan *plan, const struct profiles *profiles, bool json,
+	     enum fail_on fail_on)
 {
 	struct printer p = { .json = json,
 			     .tty = !json && isatty(STDOUT_FILENO),
@@ -235,9 +239,14 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 	if (!json) {
 		clear_progress(&p);
 		print_run_dir_summary(p.run_dir);
-		if (code == 2)
-			printf("Nothing could run%s.\n", p.errors.n ? "; see the error above" : "");
+		if (code == 2 && p.any_test)
+			term_fprintf(stdout, "Results were lost; see the error above.\n");
+		else if (code == 2)
+			term_fprintf(stdout, "Nothing could run%s.\n",
+				     p.errors.n ? "; see the error above" : "");
 	}
+	if (!plan->dry_run)
+		code = run_against_baseline(p.run_dir, json, fail_on, code);
 out:
 	engine_free(e);
 	loop_free(loop);

@@ -74,8 +74,13 @@ fswb_dir_make(enum fswb_dir which, const char *sub, char **out)
 	char *p = sub && *sub ? path_join(base, sub) : xstrdup(base);
 	enum status rc;
 
+	/* the data directory holds what guests sent back: the user's alone */
+	rc = which == DIR_DATA ? mkdir_p(base, 0700) : OK;
+	if (rc == OK && which == DIR_DATA && chmod(base, 0700) < 0)
+		rc = error(ERR_IO, "cannot make '%s' private (0700): %s", base, strerror(errno));
 	free(base);
-	rc = mkdir_p(p, 0755);
+	if (rc == OK)
+		rc = mkdir_p(p, 0755);
 	if (rc != OK) {
 		free(p);
 		return rc;
@@ -258,16 +263,34 @@ remove_tree(const char *path)
 	return remove_at(AT_FDCWD, path, st.st_dev);
 }
 
-enum status
-read_file(const char *path, size_t max, char **out, size_t *len)
+bool
+write_fd_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = ENOSPC;
+			return false;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* Read fd (closed here) whole; path names it in messages. */
+static enum status
+read_fd(int fd, const char *path, size_t max, char **out, size_t *len)
 {
 	struct strbuf sb = STRBUF_INIT;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	enum status rc = OK;
 
-	if (fd < 0)
-		return error(errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "cannot open '%s': %s", path,
-			     strerror(errno));
 	for (;;) {
 		ssize_t n;
 
@@ -297,6 +320,140 @@ read_file(const char *path, size_t max, char **out, size_t *len)
 		*len = sb.len;
 	*out = strbuf_detach(&sb);
 	return OK;
+}
+
+enum status
+read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return error(errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "cannot open '%s': %s", path,
+			     strerror(errno));
+	return read_fd(fd, path, max, out, len);
+}
+
+/* rel is relative, without empty, "." or ".." components. */
+static bool
+rel_path_ok(const char *rel)
+{
+	const char *p = rel;
+
+	if (!*rel || *rel == '/')
+		return false;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (!n || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += n;
+		if (*p == '/' && !*++p)
+			return false;
+	}
+	return true;
+}
+
+int
+openat_beneath(int dirfd, const char *rel, int flags, mode_t mode, bool make_dirs)
+{
+	char *copy, *comp, *slash;
+	int fd = dirfd, next;
+
+	if (!rel_path_ok(rel)) {
+		errno = EINVAL;
+		return -1;
+	}
+	copy = xstrdup(rel);
+	comp = copy;
+	while ((slash = strchr(comp, '/'))) {
+		*slash = '\0';
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && make_dirs &&
+		    (!mkdirat(fd, comp, 0755) || errno == EEXIST))
+			next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd != dirfd) {
+			int saved = errno;
+
+			close(fd);
+			errno = saved;
+		}
+		if (next < 0) {
+			free(copy);
+			return -1;
+		}
+		fd = next;
+		comp = slash + 1;
+	}
+	if (make_dirs && (flags & O_DIRECTORY) && mkdirat(fd, comp, 0755) && errno != EEXIST)
+		next = -1;
+	else
+		next = openat(fd, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd != dirfd) {
+		int saved = errno;
+
+		close(fd);
+		errno = saved;
+	}
+	free(copy);
+	return next;
+}
+
+int
+open_beneath(const char *dir, const char *rel, int flags, mode_t mode)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	int saved;
+
+	if (dfd < 0)
+		return -1;
+	fd = openat_beneath(dfd, rel, flags, mode, false);
+	saved = errno;
+	close(dfd);
+	errno = saved;
+	return fd;
+}
+
+enum status
+read_file_beneath(const char *dir, const char *rel, size_t max, char **out, size_t *len)
+{
+	int fd = open_beneath(dir, rel, O_RDONLY | O_NONBLOCK, 0);
+	struct stat st;
+
+	if (fd < 0)
+		return error(errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "cannot open '%s/%s': %s%s",
+			     dir, rel, strerror(errno),
+			     errno == ELOOP || errno == ENOTDIR ? " (a symlink is not followed)"
+								: "");
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return error(ERR_INVALID, "'%s/%s' is not a regular file: left out", dir, rel);
+	}
+	return read_fd(fd, rel, max, out, len);
+}
+
+bool
+file_beneath(const char *dir, const char *rel)
+{
+	int fd = open_beneath(dir, rel, O_PATH, 0);
+	struct stat st;
+	bool reg;
+
+	if (fd < 0)
+		return false;
+	reg = !fstat(fd, &st) && S_ISREG(st.st_mode);
+	close(fd);
+	return reg;
+}
+
+bool
+dir_beneath(const char *dir, const char *rel)
+{
+	int fd = open_beneath(dir, rel, O_PATH | O_DIRECTORY, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 static enum status
@@ -329,7 +486,7 @@ write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 	int fd;
 	enum status rc = OK;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0) {
 		rc = error(ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
 		free(tmp);

@@ -33,7 +33,11 @@ enum fswb_dir {
 
 /* The directory, without creating it. */
 char *fswb_dir(enum fswb_dir which);
-/* The directory joined with sub ("runs", "appliances/abc"), created with parents. */
+/*
+ * The directory joined with sub ("runs", "appliances/abc"), created with
+ * parents; the data directory itself is made 0700 (runs hold what guests
+ * sent back).
+ */
 enum status fswb_dir_make(enum fswb_dir which, const char *sub, char **out);
 
 /* Where shipped data lives: the dir holding profiles/ and docs/. */
@@ -50,6 +54,8 @@ enum status remove_tree(const char *path);
 bool path_exists(const char *path);
 bool path_is_dir(const char *path);
 
+/* write(2) all of buf; false with errno set on a failure (ENOSPC for a 0 write). */
+bool write_fd_all(int fd, const void *buf, size_t len);
 /*
  * The program prog as an executable file: prog itself when it holds a '/',
  * else the first in path (a PATH string; NULL: $PATH, and when that is unset
@@ -62,6 +68,29 @@ bool path_has_program(const char *prog);
 
 /* Read a whole file (at most max bytes, else ERR_LIMIT) into *out (free()). */
 enum status read_file(const char *path, size_t max, char **out, size_t *len);
+
+/*
+ * Directories whose contents are untrusted (a run directory, an imported
+ * results directory): dir itself is the caller's and is taken as it is;
+ * below it nothing follows a symlink or blocks on a FIFO.
+ *
+ * openat_beneath(): open rel below dirfd, each of rel's components with
+ * O_NOFOLLOW (the ones before the last as directories; created 0755 when
+ * make_dirs, and so is the last one when flags hold O_DIRECTORY). flags and mode as openat(2); O_NOFOLLOW and O_CLOEXEC are
+ * added. rel must be relative, without empty, "." or ".." components
+ * (EINVAL). An fd, or -1 with errno (ELOOP or ENOTDIR: a symlink).
+ * open_beneath(): the same below the directory path dir, no make_dirs.
+ * read_file_beneath(): read_file() of dir/rel: a regular file only, opened
+ * without blocking (a FIFO, a device or a symlink is ERR_INVALID or ERR_IO,
+ * the message naming it). file_beneath() and dir_beneath(): dir/rel is a
+ * regular file, a directory, reached without a symlink.
+ */
+int openat_beneath(int dirfd, const char *rel, int flags, mode_t mode, bool make_dirs);
+int open_beneath(const char *dir, const char *rel, int flags, mode_t mode);
+enum status read_file_beneath(const char *dir, const char *rel, size_t max, char **out,
+			      size_t *len);
+bool file_beneath(const char *dir, const char *rel);
+bool dir_beneath(const char *dir, const char *rel);
 
 /*
  * Write a file atomically: write PATH.tmp.PID in the same directory, fsync

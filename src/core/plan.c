@@ -90,7 +90,9 @@ plan_copy(struct plan *dst, const struct plan *src)
 	dst->fstests_src = dup_or_null(src->fstests_src);
 	dst->shards = src->shards;
 	dst->test_timeout = src->test_timeout;
+	dst->rerun_failures = src->rerun_failures;
 	dst->stop_on_crash = src->stop_on_crash;
+	dst->max_results = src->max_results;
 	dst->dry_run = src->dry_run;
 	dst->shell = src->shell;
 	dst->cpus = src->cpus;
@@ -157,6 +159,31 @@ json_str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+/*
+ * Backend options that name a program to run (qemu=PATH): taken from the
+ * command line only. A plan file is data: it cannot name a program, so
+ * they are neither written into one nor read from one.
+ */
+static bool
+program_opt(const char *key, size_t len)
+{
+	return len == 4 && !strncmp(key, "qemu", 4);
+}
+
+/* A size as people write it ("2 GiB") when that reads back exactly, else in bytes. */
+static json_t *
+json_size(uint64_t bytes)
+{
+	char buf[32];
+	uint64_t back;
+
+	format_size(bytes, buf, sizeof(buf));
+	if (parse_size(buf, &back) == OK && back == bytes)
+		return json_string(buf);
+	error_clear();
+	return json_integer((json_int_t)bytes);
+}
+
 static json_t *
 json_strvec(const struct strvec *sv)
 {
@@ -172,7 +199,6 @@ plan_to_json(const struct plan *plan)
 {
 	json_t *root = json_object(), *k = json_object(), *b = json_object();
 	json_t *opts = json_object(), *t = json_object();
-	char mem[32];
 	char *text, *out;
 
 	json_object_set_new(root, "version", json_integer(PLAN_VERSION));
@@ -190,7 +216,8 @@ plan_to_json(const struct plan *plan)
 		const char *eq = strchr(kv, '=');
 		char *key = xstrndup(kv, eq ? (size_t)(eq - kv) : strlen(kv));
 
-		json_object_set_new(opts, key, json_string(eq ? eq + 1 : ""));
+		if (!program_opt(key, strlen(key)))
+			json_object_set_new(opts, key, json_string(eq ? eq + 1 : ""));
 		free(key);
 	}
 	json_object_set_new(b, "options", opts);
@@ -207,15 +234,18 @@ plan_to_json(const struct plan *plan)
 	json_object_set_new(root, "cpus", json_integer(plan->cpus));
 	if (plan->test_timeout)
 		json_object_set_new(root, "test_timeout", json_integer(plan->test_timeout));
+	if (plan->rerun_failures)
+		json_object_set_new(root, "rerun_failures", json_integer(plan->rerun_failures));
 	if (plan->stop_on_crash)
 		json_object_set_new(root, "stop_on_crash", json_true());
+	if (plan->max_results)
+		json_object_set_new(root, "max_results", json_size(plan->max_results));
 	if (plan->dry_run)
 		json_object_set_new(root, "dry_run", json_true());
 	if (plan->shell)
 		json_object_set_new(root, "shell", json_true());
 	if (plan->mem)
-		json_object_set_new(root, "mem",
-				    json_string(format_size(plan->mem, mem, sizeof(mem))));
+		json_object_set_new(root, "mem", json_size(plan->mem));
 	else
 		json_object_set_new(root, "mem", json_null());
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -229,16 +259,18 @@ plan_to_json(const struct plan *plan)
 
 /* ---- JSON in ---- */
 
+#define PLAN_SIZE_MAX (UINT64_C(1) << 50) /* 1 PiB: a larger size is a mistake */
+
 static enum status
-read_mem(struct jreader *r, json_t *obj, uint64_t *out)
+read_size(struct jreader *r, json_t *obj, const char *key, uint64_t *out)
 {
-	json_t *v = json_object_get(obj, "mem");
+	json_t *v = json_object_get(obj, key);
 	enum status rc = OK;
 	size_t mark;
 
 	if (!v || json_is_null(v))
 		return OK;
-	jread_push(r, "mem", &mark);
+	jread_push(r, key, &mark);
 	if (json_is_integer(v) && json_integer_value(v) > 0) {
 		*out = (uint64_t)json_integer_value(v);
 	} else if (json_is_string(v)) {
@@ -247,6 +279,8 @@ read_mem(struct jreader *r, json_t *obj, uint64_t *out)
 	} else {
 		rc = jread_bad(r, "expected a size such as \"2G\", got %s", jread_type(v));
 	}
+	if (rc == OK && (!*out || *out > PLAN_SIZE_MAX))
+		rc = jread_bad(r, "a size from 1 byte to 1 PiB, such as \"2G\"");
 	strbuf_setlen(&r->path, mark);
 	return rc;
 }
@@ -316,6 +350,14 @@ read_backend(struct jreader *r, json_t *b, struct plan *plan)
 				rc = jread_bad(r, "expected a string, got %s", jread_type(v));
 				goto out;
 			}
+			if (program_opt(key, strlen(key))) {
+				strbuf_addf(&r->path, ".options.%s", key);
+				rc = jread_bad(r,
+					       "a plan file cannot name a program to run; give "
+					       "-o %s=PATH on the command line instead",
+					       key);
+				goto out;
+			}
 			plan_set_backend_opt(plan, key, json_string_value(v));
 		}
 	}
@@ -349,10 +391,10 @@ out:
 enum status
 plan_from_json(const char *text, const char *source, struct plan *out)
 {
-	static const char *const keys[] = { "version", "kernel",       "configs",	"backend",
-					    "tests",   "fstests_src",  "shards",	"cpus",
-					    "mem",     "test_timeout", "stop_on_crash", "dry_run",
-					    "shell" };
+	static const char *const keys[] = { "version", "kernel",	 "configs",	  "backend",
+					    "tests",   "fstests_src",	 "shards",	  "cpus",
+					    "mem",     "test_timeout",	 "stop_on_crash", "dry_run",
+					    "shell",   "rerun_failures", "max_results" };
 	struct jreader r = { .source = source ? source : "plan" };
 	json_error_t jerr;
 	json_t *root, *obj;
@@ -391,10 +433,13 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 	    (rc = jread_count(&r, root, "shards", 64, &plan.shards)) != OK ||
 	    (rc = jread_count(&r, root, "cpus", 1024, &plan.cpus)) != OK ||
 	    (rc = jread_count(&r, root, "test_timeout", 7 * 86400, &plan.test_timeout)) != OK ||
+	    (rc = jread_count(&r, root, "rerun_failures", PLAN_RERUN_MAX, &plan.rerun_failures)) !=
+		    OK ||
 	    (rc = jread_bool(&r, root, "stop_on_crash", &plan.stop_on_crash)) != OK ||
 	    (rc = jread_bool(&r, root, "dry_run", &plan.dry_run)) != OK ||
 	    (rc = jread_bool(&r, root, "shell", &plan.shell)) != OK ||
-	    (rc = read_mem(&r, root, &plan.mem)) != OK)
+	    (rc = read_size(&r, root, "mem", &plan.mem)) != OK ||
+	    (rc = read_size(&r, root, "max_results", &plan.max_results)) != OK)
 		goto out;
 	plan_release(out);
 	*out = plan;
@@ -442,7 +487,10 @@ is_word(const char *s, const char *extra)
 	return true;
 }
 
-/* "generic/001", "xfs/1*", "btrfs/[0-9]*": a test dir, a slash, a name or glob. */
+/*
+ * "generic/001", "xfs/1*", "btrfs/[0-9]*", "*\/001": a test dir or glob, a
+ * slash, a name or glob, as check expands them.
+ */
 static bool
 is_test_name(const char *s)
 {
@@ -453,7 +501,7 @@ is_test_name(const char *s)
 	if (!slash || slash == s || !slash[1] || strchr(slash + 1, '/'))
 		return false;
 	dir = xstrndup(s, (size_t)(slash - s));
-	ok = is_word(dir, "-_") && is_word(slash + 1, "-_.*?[]");
+	ok = is_word(dir, "-_*?[]") && is_word(slash + 1, "-_.*?[]");
 	free(dir);
 	return ok;
 }
@@ -629,6 +677,11 @@ plan_validate(const struct plan *plan, const struct profiles *profiles, const ch
 
 	if (plan->shards < 1 || plan->shards > 64)
 		return error(ERR_INVALID, "shards: %u is out of range; use 1 to 64", plan->shards);
+	if (plan->shards > 1)
+		return error(ERR_INVALID,
+			     "shards: running on %u guests at once is not available yet (each "
+			     "configuration runs in one guest); leave out --shards, or give 1",
+			     plan->shards);
 	if (plan->cpus < 1 || plan->cpus > 1024)
 		return error(ERR_INVALID, "cpus: %u is out of range; use 1 to 1024", plan->cpus);
 	if (plan->mem < (256ull << 20))

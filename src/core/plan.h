@@ -35,6 +35,8 @@
 #include "core/util.h"
 
 #define PLAN_VERSION 1
+/* The most --rerun-failures takes. */
+#define PLAN_RERUN_MAX 100
 
 enum kernel_kind {
 	KERNEL_AUTO,	  /* a kernel tree in the current directory, else the installed kernel */
@@ -69,16 +71,19 @@ struct plan {
 	char *backend;		    /* "qemu" */
 	struct strvec backend_opts; /* "key=value" */
 	struct plan_tests tests;
-	char *fstests_src;     /* a directory or git URL; NULL for the default */
-	unsigned shards;       /* >= 1 */
-	unsigned cpus;	       /* per guest, >= 1 */
-	uint64_t mem;	       /* bytes per guest */
-	unsigned test_timeout; /* seconds one test may run before it counts as hung; 0: from
+	char *fstests_src;	 /* a directory or git URL; NULL for the default */
+	unsigned shards;	 /* >= 1 */
+	unsigned cpus;		 /* per guest, >= 1 */
+	uint64_t mem;		 /* bytes per guest */
+	unsigned test_timeout;	 /* seconds one test may run before it counts as hung; 0: from
 				  its previous time (check.time), generously */
-	bool dry_run;	       /* check -n: say which tests would run, run none */
-	bool shell;	       /* then a shell in the last guest, on the terminal */
-	bool stop_on_crash;    /* a crashed or hung guest ends its configuration's tests
+	unsigned rerun_failures; /* check -L N: run a failed test N times more; 0: no */
+	bool dry_run;		 /* check -n: say which tests would run, run none */
+	bool shell;		 /* then a shell in the last guest, on the terminal */
+	bool stop_on_crash;	 /* a crashed or hung guest ends its configuration's tests
 				  (default: a new guest runs the remaining tests) */
+	uint64_t max_results;	 /* bytes a configuration's results archive may have, and
+				  unpack to; 0: the default (2 GiB) */
 };
 
 void plan_init(struct plan *plan);

@@ -24,16 +24,46 @@
  * The keys of profiles/fs/FS/CFG.conf (the fields of struct fs_config):
  * description, fstyp, test_size, scratch_size and kconfig are required;
  * mkfs_options, mount_options, pool_devices (2 to 16), logdev_size,
- * rtdev_size and exclude are optional. fstyp must be the directory's name
- * (FS). The keys of profiles/sets/NAME.conf: description (required),
- * groups, xgroups, env (each word NAME=value). A value wrapped whole in
- * quotes is refused (nothing strips them). Names (FS, CFG, NAME) use only
- * letters, digits, '-', '_' and '.'; files not ending in ".conf" are not
- * read.
+ * rtdev_size, aliases, env and exclude are optional. fstyp must be the
+ * directory's name (FS). The keys of profiles/sets/NAME.conf: description
+ * (required), groups, xgroups, env (each word NAME=value). A value wrapped
+ * whole in quotes is refused (nothing strips them). Names (FS, CFG, NAME)
+ * use only letters, digits, '-', '_' and '.'; files not ending in ".conf"
+ * (or ".list", below) are not read.
+ *
+ * Settings for fstests (both kinds of file): `env.NAME = value` gives the
+ * variable NAME the rest of the line, spaces included (FSX_AVOID = -C -I);
+ * a set may also say `env = NAME=value NAME=value`. Only variables whose
+ * reading by fstests fswb knows are taken, each checked for what fstests
+ * does with it (see profile.c's env_vars): a duration (SOAK_DURATION) is
+ * whole seconds or a number with check's suffixes s, m, h, d, w, and is
+ * stored converted to seconds ("3m" becomes "180"), because every test
+ * re-reads local.config and fsx and fsstress take the raw value as seconds,
+ * so check's own conversion does not reach them; the variables fswb writes
+ * itself (FSTYP, TEST_DEV, LOGWRITES_DEV ...) are refused.
+ *
+ * Other names for a configuration: `aliases = default bigalloc` lets
+ * "-c ext4/default" and "-c ext4/bigalloc" name ext4/4k and
+ * ext4/bigalloc_4k, as xfstests-bld's names do.
+ *
+ * Lists of configurations: profiles/fs/FS/NAME.list names several
+ * configurations of FS, one per line (CFG or an alias; '#' starts a
+ * comment), as xfstests-bld's all.list: "-c ext4/all".
+ *
+ * What a configuration leaves out of a run comes from exclude files, read
+ * in this order: profiles/exclude/global.exclude (every configuration),
+ * profiles/exclude/FS.exclude (every configuration of FS) and the file its
+ * exclude key names; each is optional. A line is a test name (ext4/033) or
+ * `-x GROUP` (leave out the group's tests, check's -x), then white space
+ * and a '#' comment saying why, which is required; '#' lines are comments.
+ * Anything else is refused. check -E, given such a file, matches a -x line
+ * against no test, so the groups must reach check as -x options (struct
+ * fs_config's xgroups); exclude_tests holds the tests of all three files.
  */
 #ifndef FSWB_CORE_PROFILE_H
 #define FSWB_CORE_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,7 +84,19 @@ struct fs_config {
 	uint64_t logdev_size;  /* SCRATCH_LOGDEV/TEST_LOGDEV (USE_EXTERNAL=yes) */
 	uint64_t rtdev_size;   /* SCRATCH_RTDEV/TEST_RTDEV (USE_EXTERNAL=yes) */
 	struct strvec kconfig; /* kernel options it needs, without "CONFIG_" */
-	char *exclude;	       /* the exclude file's path, or NULL (see below) */
+	struct strvec aliases; /* other names within FS ("default") */
+	struct strvec env;     /* "NAME=value" settings for local.config, checked */
+	char *exclude;	       /* its own exclude file's path, or NULL (see below) */
+	/* Filled by profiles_load() from every exclude file that applies: */
+	struct strvec exclude_tests; /* tests left out, sorted, each once */
+	struct strvec xgroups;	     /* groups left out (check -x), each once */
+};
+
+/* A named list of configurations: profiles/fs/FS/NAME.list. */
+struct config_list {
+	char *name; /* "ext4/all" */
+	char *file;
+	struct strvec configs; /* full configuration names, in the file's order */
 };
 
 /* One test set: what "--preset NAME" selects. */
@@ -64,7 +106,7 @@ struct test_set {
 	char *description;
 	struct strvec groups;  /* check -g */
 	struct strvec xgroups; /* check -x */
-	struct strvec env;     /* NAME=value given to check, e.g. SOAK_DURATION=3m */
+	struct strvec env;     /* NAME=value given to check, e.g. SOAK_DURATION=180 */
 };
 
 struct profiles {
@@ -73,6 +115,8 @@ struct profiles {
 	size_t nconfigs;
 	struct test_set *sets; /* sorted by name */
 	size_t nsets;
+	struct config_list *lists; /* sorted by name */
+	size_t nlists;
 };
 
 /*
@@ -89,15 +133,35 @@ const struct fs_config *profiles_config(const struct profiles *p, const char *na
 const struct test_set *profiles_set(const struct profiles *p, const char *name);
 
 /*
- * Resolve a -c argument the way xfstests-bld does: "ext4/4k", or "4k" alone
- * when exactly one filesystem has it, or "ext4" for that filesystem's
- * default (FS/default, else FS/4k). Unknown names are ERR_NOTFOUND with the
- * closest valid name suggested.
- * A name several filesystems have ("4k") is ERR_INVALID with a message
- * listing the full names to choose from. *out is NULL on failure.
+ * Resolve a -c argument the way xfstests-bld does, appending full
+ * configuration names to out (each once):
+ *	"ext4/4k"		that configuration
+ *	"ext4/default"		an alias of one of ext4's configurations
+ *	"ext4/all"		the list profiles/fs/ext4/all.list
+ *	"ext4"			the filesystem's "default" (a configuration or alias)
+ *	"4k", "all"		a name without a filesystem is first looked up in ext4
+ *				(xfstests-bld's primary filesystem), then in the
+ *				one filesystem that has it
+ * Unknown names are ERR_NOTFOUND with a close name suggested when there is
+ * one; a name several filesystems other than ext4 have is ERR_INVALID with
+ * a message listing the full names to choose from. Nothing is appended on
+ * failure.
+ */
+enum status profiles_resolve_configs(const struct profiles *p, const char *arg, struct strvec *out);
+
+/*
+ * The same for one configuration: a list is ERR_INVALID ("names N
+ * configurations"). *out is NULL on failure.
  */
 enum status profiles_resolve_config(const struct profiles *p, const char *arg,
 				    const struct fs_config **out);
+
+/*
+ * Whether name (its first len bytes) is a variable fswb writes into
+ * local.config itself (FSTYP, TEST_DEV, MOUNT_OPTIONS, LOGWRITES_DEV ...),
+ * which no profile or extra setting may set.
+ */
+bool profiles_fswb_var(const char *name, size_t len);
 
 /* Parse one file's text (for tests and for the loader). */
 enum status fs_config_parse(const char *file, const char *name, const char *text,

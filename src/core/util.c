@@ -136,6 +136,15 @@ strbuf_setlen(struct strbuf *sb, size_t len)
 }
 
 void
+strbuf_drop_front(struct strbuf *sb, size_t n)
+{
+	if (n > sb->len)
+		BUG("strbuf_drop_front beyond the end");
+	memmove(sb->buf, sb->buf + n, sb->len - n);
+	strbuf_setlen(sb, sb->len - n);
+}
+
+void
 strbuf_add(struct strbuf *sb, const void *data, size_t len)
 {
 	if (!len)
@@ -541,6 +550,64 @@ utf8_clean(const char *s)
 		p += n ? n : 1;
 	}
 	return strbuf_detach(&sb);
+}
+
+bool
+term_is_control(long cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0);
+}
+
+void
+strbuf_add_term_clean(struct strbuf *sb, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+	while (p < end) {
+		size_t n = *p < 0x80 ? 1 : utf8_len(p, end);
+
+		if (*p == '\t' || *p == '\n') {
+			strbuf_addch(sb, *p);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			strbuf_addch(sb, '^');
+			strbuf_addch(sb, *p ^ 0x40);
+		} else if (!n || (*p == 0xc2 && p[1] < 0xa0)) {
+			/* not UTF-8, or a C1 control (U+0080..U+009F: 0xc2 0x80..0x9f) */
+			strbuf_addch(sb, '?');
+		} else {
+			strbuf_add(sb, p, n);
+		}
+		p += n ? n : 1;
+	}
+}
+
+char *
+term_clean(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_add_term_clean(&sb, s, strlen(s));
+	return strbuf_detach(&sb);
+}
+
+int
+term_fprintf(FILE *stream, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *text;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return n;
+	strbuf_add_term_clean(&sb, text, (size_t)n);
+	n = (int)fwrite(sb.buf, 1, sb.len, stream);
+	free(text);
+	strbuf_release(&sb);
+	return n;
 }
 
 char *

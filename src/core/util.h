@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/status.h"
 
@@ -64,6 +65,8 @@ void strbuf_addch(struct strbuf *sb, int c);
 void strbuf_add_utf8(struct strbuf *sb, unsigned long cp);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_setlen(struct strbuf *sb, size_t len);
+/* Drop the first n bytes (those written out of a queue). */
+void strbuf_drop_front(struct strbuf *sb, size_t n);
 /* Hand the buffer to the caller (free() it); sb is left empty. */
 char *strbuf_detach(struct strbuf *sb);
 
@@ -134,6 +137,21 @@ const char *closest_match(const char *word, const char *const *candidates, size_
  */
 size_t utf8_len(const unsigned char *p, const unsigned char *end);
 char *utf8_clean(const char *s);
+
+/*
+ * The one filter for text from a test machine or an imported result on its
+ * way to a terminal: valid UTF-8 stays, tab and newline stay; every other
+ * C0 control, DEL and ESC becomes caret notation ("^[", "^M", "^?"), a C1
+ * control (U+0080..U+009F) and every byte that is not valid UTF-8 become
+ * '?'. So no escape sequence of any kind reaches the terminal.
+ * term_is_control() says whether a code point is one the filter replaces
+ * (tab and newline included: callers that lay text out treat those).
+ */
+bool term_is_control(long cp);
+void strbuf_add_term_clean(struct strbuf *sb, const char *s, size_t len);
+char *term_clean(const char *s);
+/* printf to stream, the formatted text through the filter. */
+int term_fprintf(FILE *stream, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * The value of KEY= in os-release text (/etc/os-release's format), without

@@ -422,6 +422,31 @@ catalogue_fs_dirs(const struct catalogue *cat, const char *fstyp, bool for_group
 		strvec_push(out, fsdir);
 }
 
+/* One part of a test name: its length, 0 when it is not one. */
+static size_t
+test_part_len(const char *s)
+{
+	size_t n = 0;
+
+	if (*s == '.' || *s == '-')
+		return 0;
+	while (isalnum((unsigned char)s[n]) || s[n] == '.' || s[n] == '_' || s[n] == '-')
+		n++;
+	return n <= 64 ? n : 0;
+}
+
+bool
+catalogue_test_name_ok(const char *name)
+{
+	size_t n = test_part_len(name);
+
+	if (!n || name[n] != '/')
+		return false;
+	name += n + 1;
+	n = test_part_len(name);
+	return n && !name[n];
+}
+
 bool
 catalogue_name_fits(const char *name, const char *fstyp)
 {
@@ -433,10 +458,11 @@ catalogue_name_fits(const char *name, const char *fstyp)
 	if (!name[len])
 		return true;
 	dir = xstrndup(name, len);
-	fits = !strcmp(dir, fstyp) ||
-	       (!strcmp(dir, "ext4") && (!strcmp(fstyp, "ext2") || !strcmp(fstyp, "ext3")));
+	/* a glob ("*\/001") fits when it takes in one of fstyp's directories */
+	fits = !fnmatch(dir, fstyp, 0) ||
+	       (!fnmatch(dir, "ext4", 0) && (!strcmp(fstyp, "ext2") || !strcmp(fstyp, "ext3")));
 	for (size_t i = 0; !fits && i < ARRAY_SIZE(every); i++)
-		fits = !strcmp(dir, every[i]);
+		fits = !fnmatch(dir, every[i], 0);
 	free(dir);
 	return fits;
 }

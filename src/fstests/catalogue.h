@@ -99,10 +99,19 @@ void catalogue_fs_dirs(const struct catalogue *cat, const char *fstyp, bool for_
  * Whether a named test ("xfs/001", "generic/00*") is for fstyp, by its
  * directory: generic, shared, selftest and perf hold tests for every
  * filesystem; any other directory is a filesystem's own (ext4's also
- * serves ext2 and ext3, as check's -g does). check runs a named test
- * whatever FSTYP is, and another filesystem's test fails there.
+ * serves ext2 and ext3, as check's -g does). A glob in the directory
+ * ("*\/001") fits when it matches one of those directories. check runs a
+ * named test whatever FSTYP is, and another filesystem's test fails there.
  */
 bool catalogue_name_fits(const char *name, const char *fstyp);
+
+/*
+ * Whether name, from a test machine or an imported result, is a test name
+ * fswb takes, so that it can name files below a results directory:
+ * "DIR/TEST" ("generic/001", "ext4/054", "xfs/1024"), each part 1 to 64
+ * characters of A-Z a-z 0-9 '.' '_' '-', not starting with '.' or '-'.
+ */
+bool catalogue_test_name_ok(const char *name);
 
 struct catalogue_query {
 	const char *fstyp;	     /* required: "ext4" */

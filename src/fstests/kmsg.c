@@ -335,7 +335,7 @@ open_slice(struct kmsg *k)
 		return;
 	}
 	*slash = '/';
-	k->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	k->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (k->fd < 0)
 		slice_fail(k, "cannot open '%s' for the kernel log of '%s': %s; check the disk",
 			   path, k->test, strerror(errno));
@@ -594,10 +594,10 @@ copy_file(const char *from, const char *to)
 	int in, out;
 	enum status rc = OK;
 
-	in = open(from, O_RDONLY | O_CLOEXEC);
+	in = open(from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0)
 		return error(ERR_IO, "cannot read '%s': %s", from, strerror(errno));
-	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (out < 0) {
 		rc = error(ERR_IO, "cannot write '%s': %s; check the disk", to, strerror(errno));
 		close(in);

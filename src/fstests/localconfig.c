@@ -5,13 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Variables this module writes itself; env may not set them. */
-static const char *const managed_vars[] = {
-	"FSTYP",	  "TEST_DEV",	  "TEST_DIR",	   "SCRATCH_DEV",   "SCRATCH_DEV_POOL",
-	"SCRATCH_MNT",	  "MKFS_OPTIONS", "MOUNT_OPTIONS", "USE_EXTERNAL",  "TEST_LOGDEV",
-	"SCRATCH_LOGDEV", "TEST_RTDEV",	  "SCRATCH_RTDEV", "LOGWRITES_DEV", "RESULT_BASE",
-};
-
 /*
  * check's defaults when a section leaves MOUNT_OPTIONS or MKFS_OPTIONS empty
  * and the filesystem changes (common/config, with none of the per-filesystem
@@ -154,13 +147,11 @@ check_env(const struct strvec *env)
 				     "extra setting '%s' is not NAME=value with NAME made of "
 				     "letters, digits and '_'",
 				     s);
-		for (size_t j = 0; j < ARRAY_SIZE(managed_vars); j++)
-			if (strlen(managed_vars[j]) == (size_t)(eq - s) &&
-			    !strncmp(managed_vars[j], s, (size_t)(eq - s)))
-				return error(ERR_INVALID,
-					     "extra setting '%s': '%s' comes from the "
-					     "configuration and its devices; change those instead",
-					     s, managed_vars[j]);
+		if (profiles_fswb_var(s, (size_t)(eq - s)))
+			return error(ERR_INVALID,
+				     "extra setting '%s': '%.*s' comes from the "
+				     "configuration and its devices; change those instead",
+				     s, (int)(eq - s), s);
 	}
 	return OK;
 }
@@ -199,7 +190,9 @@ struct carried {
 	const char *fstyp;
 	const char *mkfs;  /* NULL: check's default */
 	const char *mount; /* NULL: check's default */
+	const char *test_mount;
 	bool external;
+	struct strvec env; /* the names an earlier section's configuration set */
 };
 
 /* MKFS_OPTIONS or MOUNT_OPTIONS of one section. */
@@ -296,7 +289,9 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 	if ((rc = put_options(w, "MKFS_OPTIONS", cfg->mkfs_options, cfg->fstyp, same_fs, &c->mkfs,
 			      false)) != OK ||
 	    (rc = put_options(w, "MOUNT_OPTIONS", cfg->mount_options, cfg->fstyp, same_fs,
-			      &c->mount, true)) != OK)
+			      &c->mount, true)) != OK ||
+	    (rc = put_options(w, "TEST_FS_MOUNT_OPTS", cfg->mount_options, cfg->fstyp, same_fs,
+			      &c->test_mount, true)) != OK)
 		return rc;
 
 	if (logdev || rtdev) {
@@ -332,6 +327,40 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 		rc = put_var(w, "LOGWRITES_DEV", "");
 	if (rc == OK && result_base && *result_base)
 		rc = put_var(w, "RESULT_BASE", result_base);
+	for (size_t i = 0; rc == OK && env && i < env->n; i++) {
+		size_t len = strcspn(env->v[i], "=") + 1;
+
+		for (size_t j = 0; j < cfg->env.n; j++)
+			if (!strncmp(cfg->env.v[j], env->v[i], len))
+				return error(ERR_INVALID,
+					     "%s sets %.*s itself; the extra setting '%s' would "
+					     "replace it",
+					     w->where, (int)len - 1, env->v[i], env->v[i]);
+	}
+	if (rc == OK)
+		rc = check_env(&cfg->env);
+	/* check would carry an earlier configuration's setting into this one */
+	for (size_t i = 0; rc == OK && i < c->env.n; i++) {
+		char *set = xasprintf("%s=", c->env.v[i]);
+		bool again = false;
+
+		for (size_t j = 0; j < cfg->env.n; j++)
+			again = again || str_startswith(cfg->env.v[j], set);
+		for (size_t j = 0; env && j < env->n; j++)
+			again = again || str_startswith(env->v[j], set);
+		if (!again)
+			rc = put_var(w, c->env.v[i], "");
+		free(set);
+	}
+	strvec_clear(&c->env);
+	for (size_t i = 0; i < cfg->env.n; i++) {
+		char *name = xstrndup(cfg->env.v[i], strcspn(cfg->env.v[i], "="));
+
+		strvec_push(&c->env, name);
+		free(name);
+	}
+	if (rc == OK)
+		rc = put_env(w, &cfg->env);
 	if (rc == OK)
 		rc = put_env(w, env);
 	c->fstyp = cfg->fstyp;
@@ -358,7 +387,7 @@ localconfig_write(const struct localconfig_section *secs, size_t n, const char *
 {
 	struct strbuf text = STRBUF_INIT;
 	struct strvec names = STRVEC_INIT;
-	struct carried carried = { 0 };
+	struct carried carried = { .env = STRVEC_INIT };
 	struct writer w = { .out = &text, .sections = n > 1 };
 	enum status rc;
 
@@ -403,5 +432,6 @@ localconfig_write(const struct localconfig_section *secs, size_t n, const char *
 		strbuf_add(out, text.buf, text.len);
 	strbuf_release(&text);
 	strvec_clear(&names);
+	strvec_clear(&carried.env);
 	return rc;
 }

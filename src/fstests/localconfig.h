@@ -32,20 +32,27 @@
  *	SCRATCH_DEV, SCRATCH_MNT				when scratch_size > 0
  *	SCRATCH_DEV_POOL (space-separated), SCRATCH_MNT		when pool_devices > 0
  *	MKFS_OPTIONS, MOUNT_OPTIONS				when not empty
+ *	TEST_FS_MOUNT_OPTS (= MOUNT_OPTIONS)			when not empty
  *	USE_EXTERNAL=yes, SCRATCH_LOGDEV (TEST_LOGDEV)		when logdev_size > 0
  *	USE_EXTERNAL=yes, SCRATCH_RTDEV (TEST_RTDEV)		when rtdev_size > 0
  *	LOGWRITES_DEV						when one is given
  *	RESULT_BASE						when one is given
- *	the extra NAME=value settings (SOAK_DURATION=3m ...)	in each section
+ *	the configuration's env (FSX_AVOID=-C -I ...)		when it has one
+ *	the extra NAME=value settings (SOAK_DURATION=180 ...)	in each section
  * An empty mkfs_options or mount_options means check's own default for the
- * filesystem (for ext4, MOUNT_OPTIONS="-o acl,user_xattr").
+ * filesystem (for ext4, MOUNT_OPTIONS="-o acl,user_xattr"). The mount options
+ * go to TEST_FS_MOUNT_OPTS as well as MOUNT_OPTIONS: check mounts TEST_DIR
+ * with the first (common/rc _test_mount) and SCRATCH_MNT with the second, and
+ * derives neither from the other, so without it TEST_DIR would be mounted
+ * with the filesystem's defaults (unencrypted on ext4/encrypt, say).
  *
  * check carries settings from one section into the next, so every section
- * names every device variable (an unused one as NAME=, empty), says
+ * names every device variable (an unused one as NAME=, empty), empties a
+ * variable an earlier section's configuration set in its env, says
  * USE_EXTERNAL=no after a section that used external devices, and, where
- * check would carry an earlier section's MKFS_OPTIONS or MOUNT_OPTIONS into
- * a section that wants the default (same FSTYP, no options of its own),
- * writes check's default for that filesystem (a single space when that
+ * check would carry an earlier section's MKFS_OPTIONS, MOUNT_OPTIONS or
+ * TEST_FS_MOUNT_OPTS into a section that wants the default (same FSTYP, no
+ * options of its own), writes check's default for that filesystem (a single space when that
  * default is empty, which check keeps but passes to no program).
  */
 #ifndef FSWB_FSTESTS_LOCALCONFIG_H
@@ -80,7 +87,8 @@ struct localconfig_section {
  * "NAME=value" settings added to every section, may be NULL. ERR_INVALID,
  * naming the config and the variable, for a device the configuration needs
  * but did not get, a bad NAME in env, a NAME that this module writes itself
- * (FSTYP, TEST_DEV ...), or a value that cannot be carried (see above).
+ * (FSTYP, TEST_DEV ...) or that the configuration's own env sets, or a value
+ * that cannot be carried (see above).
  * Nothing is appended on failure.
  */
 enum status localconfig_write(const struct localconfig_section *secs, size_t n,

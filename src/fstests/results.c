@@ -4,7 +4,9 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 
 #include "core/jread.h"
 #include "core/paths.h"
+#include "fstests/catalogue.h"
 #include "fstests/check_parser.h"
 
 /* Caps on what is read from results directories. */
@@ -53,6 +56,7 @@ test_result_release(struct test_result *t)
 	free(t->full);
 	free(t->dmesg);
 	free(t->kmsg);
+	free(t->iterations);
 }
 
 static void
@@ -127,6 +131,27 @@ is_failure(enum test_status st)
 	return st == TS_FAIL || st == TS_CRASHED || st == TS_HUNG;
 }
 
+static void
+push_iteration(struct test_result *t, enum test_status status, double seconds)
+{
+	ALLOC_GROW(t->iterations, t->niterations + 1, t->alloc_iterations);
+	t->iterations[t->niterations++] = (struct test_iteration){ status, seconds };
+}
+
+void
+test_result_run_counts(const struct test_result *t, unsigned *passed, unsigned *failed)
+{
+	*passed = *failed = 0;
+	for (size_t i = 0; i < t->niterations; i++) {
+		*passed += t->iterations[i].status == TS_PASS;
+		*failed += is_failure(t->iterations[i].status);
+	}
+	if (!t->niterations) {
+		*passed = t->status == TS_PASS;
+		*failed = is_failure(t->status);
+	}
+}
+
 struct test_result *
 section_add_test(struct section_result *sec, const char *test, enum test_status status,
 		 double seconds, unsigned reasons, const char *reason, const char *detail,
@@ -135,6 +160,9 @@ section_add_test(struct section_result *sec, const char *test, enum test_status 
 	struct test_result *t = section_find_test(sec, test);
 
 	if (t) {
+		if (!t->niterations)
+			push_iteration(t, t->status, t->seconds);
+		push_iteration(t, status, seconds);
 		t->reruns++;
 		if (is_failure(status) && !is_failure(t->status)) {
 			t->status = status;
@@ -185,17 +213,26 @@ run_record_recount(struct run_record *rec)
 	}
 }
 
-/* path when it names a file, else NULL (free() it). */
+bool
+results_seconds_ok(double seconds)
+{
+	return isfinite(seconds) && seconds >= 0 && seconds <= RESULTS_SECONDS_MAX;
+}
+
+/*
+ * dir/TEST.ext when it is a regular file reached without a symlink and test
+ * is a test name, else NULL (free() it).
+ */
 static char *
 file_if_there(const char *dir, const char *test, const char *ext)
 {
-	char *p = xasprintf("%s/%s%s", dir, test, ext);
-	struct stat st;
+	char *rel = xasprintf("%s%s", test, ext);
+	char *p = NULL;
 
-	if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
-		return p;
-	free(p);
-	return NULL;
+	if (catalogue_test_name_ok(test) && file_beneath(dir, rel))
+		p = xasprintf("%s/%s", dir, rel);
+	free(rel);
+	return p;
 }
 
 /* A small file's text without trailing white space, or NULL. */
@@ -389,6 +426,18 @@ jtest(const struct test_result *t)
 	json_object_set_new(o, "detail", jstr(t->detail));
 	json_object_set_new(o, "hints", jstr(t->hints));
 	json_object_set_new(o, "reruns", json_integer(t->reruns));
+	if (t->niterations) {
+		json_t *its = json_array();
+
+		for (size_t i = 0; i < t->niterations; i++)
+			json_array_append_new(
+				its, json_pack("{s:s,s:o}", "status",
+					       test_status_str(t->iterations[i].status), "seconds",
+					       t->iterations[i].seconds >= 0
+						       ? json_real(t->iterations[i].seconds)
+						       : json_null()));
+		json_object_set_new(o, "iterations", its);
+	}
 	if (t->out_bad)
 		json_object_set_new(a, "out_bad", jstr(t->out_bad));
 	if (t->full)
@@ -485,11 +534,38 @@ jget_time(struct jreader *c, json_t *o, const char *field, uint64_t *out)
 
 	if (rc == OK && s) {
 		*out = parse_iso_time(s);
-		if (!*out)
+		/* from 1970 to the year 9999: anything else is not a run's time */
+		if (!*out || *out > UINT64_C(253402300799999))
 			rc = jread_bad_at(c, field, "is not a time like 2026-12-03T07:51:54.000Z");
 	}
 	free(s);
 	return rc;
+}
+
+/* "iterations": [ { "status": ..., "seconds": ... } ], when there. */
+static enum status
+read_iterations(struct jreader *c, json_t *a, struct test_result *t)
+{
+	size_t i;
+	json_t *it;
+
+	if (!a || json_is_null(a))
+		return OK;
+	if (!json_is_array(a))
+		return jread_bad_at(c, "iterations", "must be a list");
+	json_array_foreach(a, i, it)
+	{
+		json_t *st = json_object_get(it, "status"), *secs = json_object_get(it, "seconds");
+		enum test_status status;
+
+		if (!json_is_string(st) || test_status_parse(json_string_value(st), &status) != OK)
+			return jread_bad_at(c, "iterations", "holds a run without a known status");
+		if (secs && !json_is_null(secs) && !json_is_number(secs))
+			return jread_bad_at(c, "iterations",
+					    "holds a run whose seconds are not a number");
+		push_iteration(t, status, json_is_number(secs) ? json_number_value(secs) : -1);
+	}
+	return OK;
 }
 
 static enum status
@@ -512,6 +588,10 @@ read_test(struct jreader *c, json_t *o, struct section_result *sec)
 		rc = jread_bad_at(c, "test", "is missing");
 		goto out;
 	}
+	if (!catalogue_test_name_ok(test)) {
+		rc = jread_bad_at(c, "test", "is not a test name like generic/001");
+		goto out;
+	}
 	if (!status) {
 		rc = jread_bad_at(c, "status", "is missing");
 		goto out;
@@ -530,6 +610,11 @@ read_test(struct jreader *c, json_t *o, struct section_result *sec)
 			goto out;
 		}
 		seconds = json_number_value(v);
+		if (!results_seconds_ok(seconds)) {
+			rc = jread_bad_at(c, "seconds",
+					  "must be a number of seconds from 0 to 10000000");
+			goto out;
+		}
 	}
 	v = json_object_get(o, "reruns");
 	if (v && !json_is_null(v)) {
@@ -568,6 +653,8 @@ read_test(struct jreader *c, json_t *o, struct section_result *sec)
 		goto out;
 	t = section_add_test(sec, test, st, seconds, reasons, reason, detail, hints);
 	t->reruns = reruns;
+	if ((rc = read_iterations(c, json_object_get(o, "iterations"), t)) != OK)
+		goto out;
 	a = json_object_get(o, "artifacts");
 	if (a && !json_is_null(a)) {
 		if (!json_is_object(a)) {
@@ -837,10 +924,12 @@ xml_file_block(struct strbuf *sb, const char *tag, const char *path)
 	char *buf;
 	size_t n;
 
-	if (!path || !(f = fopen(path, "rb")))
+	int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+
+	if (fd < 0)
 		return;
-	if (fstat(fileno(f), &st) || st.st_size <= 0) {
-		fclose(f);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 || !(f = fdopen(fd, "rb"))) {
+		close(fd);
 		return;
 	}
 	if ((uint64_t)st.st_size > RESULTS_JUNIT_LOG_MAX)
@@ -913,6 +1002,18 @@ junit_properties(struct strbuf *sb, const struct run_record *rec, const struct s
 }
 
 static void
+junit_failure(struct strbuf *sb, enum test_status status, const char *msg)
+{
+	strbuf_adds(sb, "\t\t<failure");
+	xml_attr(sb, "message", msg);
+	xml_attr(sb, "type",
+		 status == TS_FAIL	? "TestFail"
+		 : status == TS_CRASHED ? "TestCrash"
+					: "TestHang");
+	strbuf_adds(sb, "/>\n");
+}
+
+static void
 junit_testcase(struct strbuf *sb, const char *classname, const struct test_result *t)
 {
 	char secs[32];
@@ -932,13 +1033,7 @@ junit_testcase(struct strbuf *sb, const char *classname, const struct test_resul
 		char *msg = t->reason ? xstrdup(t->reason)
 				      : xasprintf("Test %s failed, reason unknown", t->test);
 
-		strbuf_adds(sb, "\t\t<failure");
-		xml_attr(sb, "message", msg);
-		xml_attr(sb, "type",
-			 t->status == TS_FAIL	   ? "TestFail"
-			 : t->status == TS_CRASHED ? "TestCrash"
-						   : "TestHang");
-		strbuf_adds(sb, "/>\n");
+		junit_failure(sb, t->status, msg);
 		free(msg);
 		xml_file_block(sb, "system-out", t->full);
 		xml_file_block(sb, "kernel-log", t->kmsg ? t->kmsg : t->dmesg);
@@ -948,6 +1043,30 @@ junit_testcase(struct strbuf *sb, const char *classname, const struct test_resul
 			xml_file_block(sb, "system-err", t->out_bad);
 	}
 	strbuf_adds(sb, "\t</testcase>\n");
+	for (size_t i = 1; i < t->niterations; i++) {
+		const struct test_iteration *it = &t->iterations[i];
+
+		fmt_seconds(secs, sizeof(secs), it->seconds);
+		strbuf_adds(sb, "\t<testcase");
+		xml_attr(sb, "classname", classname);
+		xml_attr(sb, "name", t->test);
+		xml_attr(sb, "time", secs);
+		if (it->status == TS_PASS) {
+			strbuf_adds(sb, "/>\n");
+			continue;
+		}
+		strbuf_adds(sb, ">\n");
+		if (is_failure(it->status)) {
+			char *msg = xasprintf("Test %s failed again (run %zu of %zu)", t->test,
+					      i + 1, t->niterations);
+
+			junit_failure(sb, it->status, msg);
+			free(msg);
+		} else {
+			strbuf_adds(sb, "\t\t<skipped message=\"not run\"/>\n");
+		}
+		strbuf_adds(sb, "\t</testcase>\n");
+	}
 }
 
 static void
@@ -1290,6 +1409,7 @@ struct xunit_ctx {
 	struct test_result cur;
 	enum xtext text;
 	struct strbuf err, msg;
+	char *bad; /* the first testcase fswb refuses, and why */
 };
 
 static void
@@ -1335,6 +1455,14 @@ xunit_start(void *data, const char *qname, const struct xml_attr *a, size_t n)
 		x->cur.test = xstrdup(tn ? tn : "");
 		x->cur.status = TS_PASS;
 		x->cur.seconds = t && *t ? strtod(t, NULL) : -1;
+		if (!x->bad && !catalogue_test_name_ok(x->cur.test))
+			x->bad = xasprintf("testcase %zu: name '%.80s' is not a test name like "
+					   "generic/001",
+					   x->info->testcases + 1, x->cur.test);
+		else if (!x->bad && t && *t && !results_seconds_ok(x->cur.seconds))
+			x->bad = xasprintf("testcase %zu (%s): time '%.40s' is not a number of "
+					   "seconds from 0 to 10000000",
+					   x->info->testcases + 1, x->cur.test, t);
 		strbuf_reset(&x->err);
 		strbuf_reset(&x->msg);
 		if (cn && str_startswith(cn, "xfstests.") && !x->classname_section)
@@ -1537,6 +1665,13 @@ results_read_xunit(const char *text, size_t len, const char *source, struct run_
 	strbuf_release(&x.msg);
 	if (!info)
 		xunit_info_release(&local);
+	if (x.bad) {
+		enum status rc =
+			error(ERR_INVALID, "'%s': %s", source ? source : "result.xml", x.bad);
+
+		free(x.bad);
+		return rc;
+	}
 	if (!x.suites)
 		return error(ERR_PARSE, "'%s' is not an xunit report: it has no <testsuite>",
 			     source ? source : "result.xml");
@@ -1642,7 +1777,8 @@ check_time_parse(const char *text, size_t len, struct check_time *out)
 		char name[256];
 		double s;
 
-		if (sscanf(line, "%255s %lf", name, &s) == 2 && s >= 0) {
+		if (sscanf(line, "%255s %lf", name, &s) == 2 && results_seconds_ok(s) &&
+		    catalogue_test_name_ok(name)) {
 			size_t i;
 
 			for (i = 0; i < out->tests.n && strcmp(out->tests.v[i], name); i++)
@@ -1843,14 +1979,20 @@ is_dir(const char *p)
 	return path_is_dir(p);
 }
 
+/* The path the user gave is a regular file (a FIFO would block the read). */
+static bool
+is_regular(const char *p)
+{
+	struct stat st;
+
+	return !stat(p, &st) && S_ISREG(st.st_mode);
+}
+
+/* A regular file, reached without a symlink. */
 static bool
 has_file(const char *dir, const char *name)
 {
-	char *p = path_join(dir, name);
-	bool r = path_exists(p);
-
-	free(p);
-	return r;
+	return file_beneath(dir, name);
 }
 
 static bool
@@ -1903,30 +2045,31 @@ refine_failure(struct test_result *t, const char *report_dir)
 		t->reasons = FAIL_OTHER;
 }
 
-/* Read one xunit file into a fresh record; false when it is not there or unreadable. */
+/*
+ * Read the xunit file dir/name into a fresh record; false when it is not
+ * there (or not a regular file) or unreadable.
+ */
 static bool
-read_xml_file(const char *path, struct run_record *rec, struct xunit_info *info)
+read_xml_file(const char *dir, const char *name, struct run_record *rec, struct xunit_info *info)
 {
-	char *text = NULL;
+	char *text = NULL, *path = path_join(dir, name);
 	size_t len;
+	bool ok = false;
 
 	run_record_init(rec);
 	memset(info, 0, sizeof(*info));
-	if (!path_exists(path))
-		return false;
-	if (read_file(path, XML_MAX, &text, &len) != OK) {
+	if (!has_file(dir, name) || read_file_beneath(dir, name, XML_MAX, &text, &len) != OK) {
 		error_clear();
-		return false;
-	}
-	if (results_read_xunit(text, len, path, rec, info) != OK) {
+	} else if (results_read_xunit(text, len, path, rec, info) != OK) {
 		error_clear();
-		free(text);
 		run_record_release(rec);
 		xunit_info_release(info);
-		return false;
+	} else {
+		ok = true;
 	}
 	free(text);
-	return true;
+	free(path);
+	return ok;
 }
 
 static size_t
@@ -1943,14 +2086,10 @@ record_tests(const struct run_record *r)
 static void
 import_report_dir(struct run_record *rec, const char *dir, const char *name)
 {
-	char *xml_path = path_join(dir, "result.xml");
-	char *new_path = path_join(dir, "result.xml.new");
-	char *log_path = path_join(dir, "check.log");
-	char *time_path = path_join(dir, "check.time");
 	struct run_record xr, nr, *use = NULL;
 	struct xunit_info xi, ni, *info = NULL;
-	bool have_x = read_xml_file(xml_path, &xr, &xi);
-	bool have_n = read_xml_file(new_path, &nr, &ni);
+	bool have_x = read_xml_file(dir, "result.xml", &xr, &xi);
+	bool have_n = read_xml_file(dir, "result.xml.new", &nr, &ni);
 	struct check_log log = { 0 };
 	struct check_time ct;
 	struct check_log_block *blk = NULL;
@@ -1966,7 +2105,7 @@ import_report_dir(struct run_record *rec, const char *dir, const char *name)
 			(xi.partial || !xi.complete))))
 		use = &nr, info = &ni;
 
-	if (read_file(log_path, LOG_MAX, &text, &len) == OK) {
+	if (read_file_beneath(dir, "check.log", LOG_MAX, &text, &len) == OK) {
 		check_log_parse(text, len, &log);
 		free(text);
 		text = NULL;
@@ -1977,7 +2116,7 @@ import_report_dir(struct run_record *rec, const char *dir, const char *name)
 	}
 	memset(&ct, 0, sizeof(ct));
 	strvec_init(&ct.tests);
-	if (read_file(time_path, LOG_MAX, &text, &len) == OK) {
+	if (read_file_beneath(dir, "check.time", LOG_MAX, &text, &len) == OK) {
 		check_time_release(&ct);
 		check_time_parse(text, len, &ct);
 		free(text);
@@ -2088,16 +2227,6 @@ import_report_dir(struct run_record *rec, const char *dir, const char *name)
 	}
 	check_log_release(&log);
 	check_time_release(&ct);
-	free(xml_path);
-	free(new_path);
-	free(log_path);
-	free(time_path);
-}
-
-static int
-cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static enum status
@@ -2115,7 +2244,7 @@ import_results_dir(const char *dir, struct run_record *rec)
 			if (de->d_name[0] == '.')
 				continue;
 			p = path_join(dir, de->d_name);
-			if (is_dir(p) &&
+			if (dir_beneath(dir, de->d_name) &&
 			    (has_file(p, "result.xml") || has_file(p, "result.xml.new") ||
 			     has_file(p, "check.log")))
 				strvec_push(&subs, de->d_name);
@@ -2143,13 +2272,12 @@ import_results_dir(const char *dir, struct run_record *rec)
 			if (de->d_name[0] == '.')
 				continue;
 			p = path_join(dir, de->d_name);
-			if (is_dir(p) && is_report_dir(p))
+			if (dir_beneath(dir, de->d_name) && is_report_dir(p))
 				strvec_push(&subs, de->d_name);
 			free(p);
 		}
 		closedir(d);
-		if (subs.n > 1)
-			qsort(subs.v, subs.n, sizeof(*subs.v), cmp_name);
+		strvec_sort(&subs);
 		if (!subs.n) {
 			strvec_clear(&subs);
 			return error(ERR_NOTFOUND,
@@ -2212,7 +2340,7 @@ import_stdout(const char *path, struct run_record *out)
 	if (slash)
 		*slash = '\0';
 	results = slash ? path_join(dir, "results") : xstrdup("results");
-	if (is_dir(results)) {
+	if (dir_beneath(slash ? dir : ".", "results")) {
 		for (size_t i = 0; i < w.rec.nsections; i++) {
 			struct section_result *sec = &w.rec.sections[i];
 			char *rd = sec->name ? path_join(results, sec->name) : xstrdup(results);
@@ -2242,7 +2370,7 @@ results_import(const char *path, struct run_record *out)
 	if (is_dir(path)) {
 		char *sub = path_join(path, "results");
 
-		if (!is_report_dir(path) && is_dir(sub))
+		if (!is_report_dir(path) && dir_beneath(path, "results"))
 			rc = import_results_dir(sub, &rec);
 		else
 			rc = import_results_dir(path, &rec);
@@ -2251,6 +2379,11 @@ results_import(const char *path, struct run_record *out)
 			rec.finished = true;
 			run_record_recount(&rec);
 		}
+	} else if (path_exists(path) && !is_regular(path)) {
+		rc = error(ERR_INVALID,
+			   "'%s' is not a regular file; give check's results directory or "
+			   "a file of its output",
+			   path);
 	} else if (path_exists(path)) {
 		char head[16] = { 0 };
 		FILE *f = fopen(path, "rb");

@@ -43,9 +43,15 @@
  *	          "hints": "HINT: You _MAY_ be missing kernel fix:\n      939b656bc8ab ...",
  *	                                             or null
  *	          "reruns": 2,                       -L/-i runs after the first
+ *	          "iterations": [ { "status": "fail", "seconds": 3 }, ... ],
+ *	                                             every run, when there are reruns
  *	          "artifacts": { "out_bad": "...", "full": "...", "dmesg": "...",
  *	                         "kmsg": "..." } }   each may be absent
  *	      ] } ] }
+ *
+ * `fswb run` adds "baseline" after the run when a baseline matches it: its
+ * regressions and expected failures (fstests/baseline.h has the schema).
+ * This file's reader ignores it and the writer does not write it.
  *
  * Reading checks types and names the field in its message
  * ("run.json: sections[0].tests[3].status: unknown status 'passed'"); fields
@@ -73,6 +79,12 @@
 /* Bytes of a test's .full, .dmesg or kernel log put in junit.xml. */
 #define RESULTS_JUNIT_LOG_MAX (1u << 20)
 
+/* One run of a test that check ran more than once (-L after a failure, -i). */
+struct test_iteration {
+	enum test_status status;
+	double seconds; /* < 0 when unknown */
+};
+
 struct test_result {
 	char *test; /* "generic/001" */
 	enum test_status status;
@@ -82,6 +94,12 @@ struct test_result {
 	char *detail;	  /* the diff and what else check printed; may be NULL */
 	char *hints;	  /* check's hints after a failure (TEST.hints); may be NULL */
 	unsigned reruns;
+	/*
+	 * Every run of the test in order, the first one included, when it ran
+	 * more than once (none in a run.json written before they were kept).
+	 */
+	struct test_iteration *iterations;
+	size_t niterations, alloc_iterations;
 	/* artifact paths; NULL when there is none */
 	char *out_bad, *full, *dmesg, *kmsg;
 };
@@ -111,6 +129,14 @@ struct run_record {
 	char *error;
 };
 
+/*
+ * A test's seconds from a test machine or an imported file: finite, from 0
+ * to RESULTS_SECONDS_MAX (115 days); anything else is refused with the file
+ * and the field.
+ */
+#define RESULTS_SECONDS_MAX 10000000.0
+bool results_seconds_ok(double seconds);
+
 void run_record_init(struct run_record *rec);
 void run_record_release(struct run_record *rec);
 
@@ -130,6 +156,11 @@ struct test_result *section_find_test(struct section_result *sec, const char *te
 struct test_result *section_add_test(struct section_result *sec, const char *test,
 				     enum test_status status, double seconds, unsigned reasons,
 				     const char *reason, const char *detail, const char *hints);
+/*
+ * How many runs of a test passed and failed (fail, crashed, hung): its
+ * iterations when it has them, else its status once.
+ */
+void test_result_run_counts(const struct test_result *t, unsigned *passed, unsigned *failed);
 /* Recompute every section's counts and the run's. */
 void run_record_recount(struct run_record *rec);
 /*
@@ -154,7 +185,9 @@ enum status run_record_load(const char *path, struct run_record *out);
  * <skipped message=.../> for a not-run test, <failure message=... type=
  * "TestFail"/> (TestCrash, TestHang) for the others, with the test's .full
  * as <system-out>, its kernel log (kmsg slice, else .dmesg) as <kernel-log>
- * and its detail (the diff) or .out.bad as <system-err>. Expunged tests
+ * and its detail (the diff) or .out.bad as <system-err>; a test that
+ * ran again (-L) gets one more <testcase> per rerun, with its own status
+ * and time, as check writes one per iteration. Expunged tests
  * are left out, as check leaves them out. Text that XML cannot hold
  * (control characters, bad UTF-8) becomes '?'.
  */

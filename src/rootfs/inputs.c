@@ -45,7 +45,8 @@ git_rev(struct runner *r, const struct inputs *in, const char *what)
 
 	if (ap_run_capture(r,
 			   (const char *const[]){ in->tools.git, "--git-dir", in->clone,
-						  "rev-parse", "--verify", "--quiet", spec, NULL },
+						  "rev-parse", "--verify", "--quiet",
+						  "--end-of-options", spec, NULL },
 			   &out) == OK) {
 		char *t = str_trim(out.buf);
 
@@ -85,7 +86,7 @@ resolve_url(struct runner *r, struct inputs *in)
 		remove_tree(tmp);
 		rc = ap_run_capture(r,
 				    (const char *const[]){ in->tools.git, "clone", "--bare",
-							   "--quiet", in->url, tmp, NULL },
+							   "--quiet", "--", in->url, tmp, NULL },
 				    &out);
 		if (rc == OK && rename(tmp, in->clone) < 0 && !path_is_dir(in->clone))
 			rc = error(ERR_IO, "cannot rename '%s': %s", tmp, strerror(errno));
@@ -102,9 +103,10 @@ resolve_url(struct runner *r, struct inputs *in)
 		in->rev = git_rev(r, in, ref);
 	if (!in->rev) {
 		/* what the remote's REF is now */
-		rc = ap_run_capture(
-			r, (const char *const[]){ in->tools.git, "ls-remote", in->url, ref, NULL },
-			&out);
+		rc = ap_run_capture(r,
+				    (const char *const[]){ in->tools.git, "ls-remote", "--",
+							   in->url, ref, NULL },
+				    &out);
 		if (rc == OK) {
 			char *tab = strchr(out.buf, '\t');
 
@@ -137,7 +139,7 @@ resolve_url(struct runner *r, struct inputs *in)
 			rc = ap_run_capture(
 				r,
 				(const char *const[]){ in->tools.git, "--git-dir", in->clone,
-						       "fetch", "--quiet", "--force", in->url,
+						       "fetch", "--quiet", "--force", "--", in->url,
 						       "+refs/heads/*:refs/heads/*",
 						       "+refs/tags/*:refs/tags/*", NULL },
 				&out);
@@ -146,7 +148,7 @@ resolve_url(struct runner *r, struct inputs *in)
 				rc = ap_run_capture(r,
 						    (const char *const[]){ in->tools.git,
 									   "--git-dir", in->clone,
-									   "fetch", "--quiet",
+									   "fetch", "--quiet", "--",
 									   in->url, remote, NULL },
 						    &out);
 				in->rev = git_rev(r, in, remote);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,8 +14,10 @@
 #include "agent/agent_proto.h"
 #include "backends/backend.h"
 #include "core/event_json.h"
+#include "core/logfile.h"
 #include "core/paths.h"
 #include "core/spawn.h"
+#include "fstests/archive.h"
 #include "fstests/catalogue.h"
 #include "fstests/estimate.h"
 #include "fstests/check_parser.h"
@@ -28,9 +31,8 @@
 #include "rootfs/initramfs.h"
 #include "run/inventory.h"
 
-#define HELLO_LIMIT_KVM	 120 /* seconds from QEMU's start to the agent's HELLO */
-#define HELLO_LIMIT_TCG	 300
 #define WATCH_MS	 1000
+#define SHELL_OUT_MAX	 (1u << 20)  /* shell output queued for a front end that does not read */
 #define CONSOLE_TAIL	 80	     /* kernel-log lines kept with a crashed or hung test */
 #define CONSOLE_LINE_MAX (64u << 10) /* a longer line of check -n is cut */
 /* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its expected time
@@ -59,10 +61,17 @@ struct engine {
 
 	/* run-wide files and listeners */
 	struct results_writer results;
-	int events_fd, console_fd, kernel_fd;
+	struct logfile events, console, kernel_log;
 	bool files_failed;
+	/*
+	 * Results were lost: 2 when this host could not keep them (a full disk),
+	 * 1 when a guest sent a damaged archive; the least exit code of the run.
+	 */
+	int lost_exit;
 
 	/* what the stages produced */
+	const struct backend_ops *backend;
+	struct backend_run *run;
 	struct kernel kernel;
 	bool have_kernel;
 	struct appliance appliance;
@@ -75,6 +84,8 @@ struct engine {
 	char *cfg_slug; /* "ext4-4k": file names */
 	struct session *session;
 	struct agent_reader reader;
+	struct agent_order order;
+	bool broke_protocol; /* this guest's agent did: nothing more is read from it */
 	struct check_parser *parser;
 	struct kmsg *kmsg;
 	enum phase phase;
@@ -95,11 +106,18 @@ struct engine {
 	unsigned ended_here;	    /* tests that ended in this guest */
 	unsigned kmsg_bad;	    /* KMSG_BAD flags of this guest\'s kernel log */
 	bool restart;		    /* start a new guest for the remaining tests */
-	int shell_fd;		    /* the guest's shell (plan.shell), or -1 */
+	int shell_fd;		    /* the front end's end of the shell (plan.shell), or -1 */
+	int shell_mine;		    /* ours: relayed to and from the session's shell stream */
+	struct strbuf shell_out;    /* shell output the front end has not read yet */
 	bool dry_run_ok;	    /* check -n ran and said which tests would run */
 	struct line_asm out_line;   /* check -n's output, line by line */
 	struct event_bus check_bus; /* the parser's events, through on_check_event */
 	bool got_exit, got_result, boot_end_sent, job_sent;
+	/*
+	 * unpack_results runs tar and the loop meanwhile: a guest that ends
+	 * then (Ctrl-C) must not end the configuration under it.
+	 */
+	bool unpacking, done_pending;
 	int check_status;
 	int result_fd;
 	char *result_path;
@@ -117,6 +135,7 @@ struct engine {
 
 static void next_config(struct engine *e);
 static void start_config(struct engine *e);
+static void deferred_config_done(struct loop *loop, void *data);
 
 static void
 push_owned(struct strvec *sv, char *s)
@@ -186,30 +205,43 @@ fail_event(struct engine *e, enum status code, const char *msg)
 	emit(e, &ev);
 }
 
-/* Write all of buf, or remember that the run's files failed. */
+/* Append to a log of the run (capped), or remember that the run's files failed. */
 static void
-write_all(struct engine *e, int fd, const char *buf, size_t len)
+log_write(struct engine *e, struct logfile *f, const char *buf, size_t len)
 {
-	while (fd >= 0 && len) {
-		ssize_t n = write(fd, buf, len);
+	char *msg;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (!e->files_failed) {
-				char *msg = xasprintf("cannot write the run's files in '%s': %s; "
-						      "free some space",
-						      e->dir, strerror(errno));
-
-				e->files_failed = true;
-				warn(e, msg);
-				free(msg);
-			}
-			return;
+	switch (logfile_write(f, buf, len)) {
+	case LOGFILE_CUT:
+		msg = xasprintf("'%s' reached its cap and was cut there; later lines are dropped",
+				f->path);
+		warn(e, msg);
+		free(msg);
+		break;
+	case LOGFILE_ERROR:
+		if (!e->files_failed) {
+			msg = xasprintf("cannot write the run's files in '%s': %s; free some space",
+					e->dir, strerror(errno));
+			e->files_failed = true;
+			warn(e, msg);
+			free(msg);
 		}
-		buf += n;
-		len -= (size_t)n;
+		break;
+	default:
+		break;
 	}
+}
+
+/* The line events.jsonl ends with when it is cut: a warning event (free() it). */
+static char *
+events_cut_note(void)
+{
+	struct event ev = { .type = EV_WARNING };
+	struct strbuf sb = STRBUF_INIT;
+
+	ev.u.error.message = "events.jsonl reached its cap and was cut here";
+	event_to_json(&ev, &sb);
+	return strbuf_detach(&sb);
 }
 
 /*
@@ -254,8 +286,7 @@ on_own_event(void *data, const struct event *ev)
 	struct strbuf sb = STRBUF_INIT;
 
 	event_to_json(ev, &sb);
-	write_all(e, e->events_fd, sb.buf, sb.len);
-	strbuf_release(&sb);
+	log_write(e, &e->events, sb.buf, sb.len);
 	switch (ev->type) {
 	case EV_TEST_START:
 		free(e->current_test);
@@ -277,12 +308,14 @@ on_own_event(void *data, const struct event *ev)
 		break;
 	case EV_KMSG:
 		e->kmsg_bad |= ev->u.line.flags & KMSG_BAD;
-		write_all(e, e->kernel_fd, ev->u.line.text, strlen(ev->u.line.text));
-		write_all(e, e->kernel_fd, "\n", 1);
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%s\n", ev->u.line.text);
+		log_write(e, &e->kernel_log, sb.buf, sb.len);
 		break;
 	default:
 		break;
 	}
+	strbuf_release(&sb);
 	/* Then the front end's listeners, in their order. */
 	for (size_t i = 0; i < e->bus->n; i++)
 		e->bus->listeners[i].on_event(e->bus->listeners[i].data, ev);
@@ -301,8 +334,10 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->profiles = profiles;
 	e->loop = loop;
 	e->bus = bus;
-	e->events_fd = e->console_fd = e->kernel_fd = e->result_fd = e->shell_fd = -1;
+	e->events.fd = e->console.fd = e->kernel_log.fd = e->result_fd = e->shell_fd = -1;
+	e->shell_mine = -1;
 	line_asm_init(&e->out_line, CONSOLE_LINE_MAX, false);
+	strbuf_init(&e->shell_out);
 	e->exit_code = 2;
 	e->guest_busy = -1;
 	strvec_init(&e->ended);
@@ -370,16 +405,6 @@ make_run_dir(struct engine *e)
 	}
 	free(runs);
 	return error(ERR_BUSY, "too many runs started this second");
-}
-
-static int
-open_run_file(struct engine *e, const char *name)
-{
-	char *p = path_join(e->dir, name);
-	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-
-	free(p);
-	return fd;
 }
 
 /* ---- stages: kernel and appliance ---- */
@@ -536,7 +561,7 @@ on_console(void *data, const char *buf, size_t len)
 	struct engine *e = data;
 
 	e->last_heard_ms = e->last_output_ms = loop_now_ms();
-	write_all(e, e->console_fd, buf, len);
+	log_write(e, &e->console, buf, len);
 	kmsg_feed(e->kmsg, buf, len);
 }
 
@@ -562,28 +587,28 @@ config_disks(const struct fs_config *c, struct session_disk *d, char names[][16]
 {
 	size_t n = 0;
 
-	d[n++] = (struct session_disk){ "test", c->test_size };
+	d[n++] = (struct session_disk){ .role = "test", .size = c->test_size };
 	if (c->pool_devices) {
 		for (unsigned i = 0; i < c->pool_devices && i < 16; i++) {
 			snprintf(names[i], 16, "pool%u", i + 1);
-			d[n++] = (struct session_disk){ names[i], c->scratch_size };
+			d[n++] = (struct session_disk){ .role = names[i], .size = c->scratch_size };
 		}
 	} else if (c->scratch_size) {
-		d[n++] = (struct session_disk){ "scratch", c->scratch_size };
+		d[n++] = (struct session_disk){ .role = "scratch", .size = c->scratch_size };
 	}
 	/* TEST and SCRATCH each get their own external log and realtime devices,
 	 * as xfstests-bld gives them */
 	if (c->logdev_size) {
-		d[n++] = (struct session_disk){ "test_logdev", c->logdev_size };
-		d[n++] = (struct session_disk){ "logdev", c->logdev_size };
+		d[n++] = (struct session_disk){ .role = "test_logdev", .size = c->logdev_size };
+		d[n++] = (struct session_disk){ .role = "logdev", .size = c->logdev_size };
 	}
 	if (c->rtdev_size) {
-		d[n++] = (struct session_disk){ "test_rtdev", c->rtdev_size };
-		d[n++] = (struct session_disk){ "rtdev", c->rtdev_size };
+		d[n++] = (struct session_disk){ .role = "test_rtdev", .size = c->rtdev_size };
+		d[n++] = (struct session_disk){ .role = "rtdev", .size = c->rtdev_size };
 	}
 	/* LOGWRITES_DEV for the log-replay tests (dm-log-writes), scratch-sized */
 	if (c->scratch_size)
-		d[n++] = (struct session_disk){ "logwrites", c->scratch_size };
+		d[n++] = (struct session_disk){ .role = "logwrites", .size = c->scratch_size };
 	return n;
 }
 
@@ -629,6 +654,10 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 		strvec_pushv(out, (const char *const[]){ "-g", sel.groups.v[i], NULL });
 	for (size_t i = 0; i < sel.xgroups.n; i++)
 		strvec_pushv(out, (const char *const[]){ "-x", sel.xgroups.v[i], NULL });
+	if (e->plan.rerun_failures) { /* check -L N */
+		strvec_push(out, "-L");
+		strvec_pushf(out, "%u", e->plan.rerun_failures);
+	}
 	if (sel.exclude.n) {
 		char *list = strvec_join(&sel.exclude, ",");
 
@@ -705,6 +734,45 @@ frame_host_file(struct strbuf *frame, const char *name, const char *path)
 	return rc;
 }
 
+/*
+ * A backend that destroys data on the test machine formats only devices the
+ * user named in -o wipe=DEV[,DEV...]; else the error names them all.
+ */
+static enum status
+wipe_confirmed(struct engine *e, size_t ndisks)
+{
+	const char *wipe = plan_backend_opt(&e->plan, "wipe");
+	struct strvec ok = STRVEC_INIT, missing = STRVEC_INIT, all = STRVEC_INIT;
+	enum status rc = OK;
+
+	if (!(e->backend->caps & BACKEND_WIPES))
+		return OK;
+	if (wipe)
+		strvec_split(&ok, wipe, ",");
+	for (size_t i = 0; i < ndisks; i++) {
+		char *dev = session_disk_path(e->session, i);
+
+		strvec_push(&all, dev);
+		if (!strvec_contains(&ok, dev))
+			strvec_push(&missing, dev);
+		free(dev);
+	}
+	if (missing.n) {
+		char *list = strvec_join(&all, ","), *miss = strvec_join(&missing, ", ");
+
+		rc = error(ERR_INVALID,
+			   "the tests of '%s' would format %s on the test machine, destroying "
+			   "what is on it; if that is what you want, confirm with -o wipe=%s",
+			   e->cfg->name, miss, list);
+		free(list);
+		free(miss);
+	}
+	strvec_clear(&ok);
+	strvec_clear(&missing);
+	strvec_clear(&all);
+	return rc;
+}
+
 /* READY came: send the job (as FILEs) and RUN. */
 static void
 send_job(struct engine *e)
@@ -717,8 +785,13 @@ send_job(struct engine *e)
 	struct strvec mkfs = STRVEC_INIT, opts = STRVEC_INIT, tests = STRVEC_INIT;
 	struct strvec env = STRVEC_INIT, pool = STRVEC_INIT;
 	struct strbuf lc = STRBUF_INIT, jobenv = STRBUF_INIT, frame = STRBUF_INIT;
-	static const char *const mounts[] = { "/mnt/test", "/mnt/scratch", NULL };
-	struct agent_job job = { .fstyp = e->cfg->fstyp,
+	struct session_layout where = session_layout(e->session);
+	char *test_mnt = path_join(where.mnt_dir, "test");
+	char *scratch_mnt = path_join(where.mnt_dir, "scratch");
+	const char *const mounts[] = { test_mnt, scratch_mnt, NULL };
+	struct agent_job job = { .fstests_dir = where.fstests_dir,
+				 .job_dir = where.job_dir,
+				 .fstyp = e->cfg->fstyp,
 				 .config = "local.config",
 				 .mount_points = mounts };
 	char *test_dev = disk_role_path(e, disks, ndisks, "test");
@@ -759,7 +832,9 @@ send_job(struct engine *e)
 	job.mkfs_test = (const char *const *)mkfs.v;
 	job.check_opts = (const char *const *)opts.v;
 	job.check_tests = (const char *const *)tests.v;
-	rc = localconfig_write(&sec, 1, NULL, &env, &lc);
+	rc = wipe_confirmed(e, ndisks);
+	if (rc == OK)
+		rc = localconfig_write(&sec, 1, NULL, &env, &lc);
 	if (rc == OK) {
 		keep_localconfig(e, &lc, &mkfs);
 		rc = agent_job_env(&jobenv, &job);
@@ -787,6 +862,7 @@ send_job(struct engine *e)
 	if (rc == OK) {
 		agent_frame_run(&frame);
 		send_frame(e, &frame);
+		agent_order_sent(&e->order, AGENT_RUN);
 		e->job_sent = true;
 		e->phase = PH_TESTS;
 		e->phase_ms = e->last_heard_ms = loop_now_ms();
@@ -800,6 +876,8 @@ send_job(struct engine *e)
 		e->phase = PH_DONE;
 		session_cancel(e->session);
 	}
+	free(test_mnt);
+	free(scratch_mnt);
 	free(test_dev);
 	free(scratch);
 	free(logdev);
@@ -840,56 +918,115 @@ end_current_test(struct engine *e, enum test_status st, const char *why)
 	free(test);
 }
 
-/* Unpack the results tarball and attach its files to the record. */
+/* The cap on a configuration's results, archive and unpacked (--max-results). */
+static uint64_t
+max_results(const struct engine *e)
+{
+	return e->plan.max_results ? e->plan.max_results : ARCHIVE_MAX_DEFAULT;
+}
+
+/*
+ * A configuration's results could not be kept (code: ERR_IO when this host
+ * could not write them, else the guest's archive was bad): said as the run's
+ * error (run.json, the summary), fswb exits non-zero (see lost_exit), and no
+ * partial archive stays.
+ */
+static void
+results_lost(struct engine *e, const char *why, enum status code)
+{
+	char *msg = xasprintf("the results of '%s' were lost: %s; the outcomes above come from "
+			      "check's output, its files (.out.bad, .full, result.xml) are not "
+			      "in the run directory",
+			      e->cfg->name, why);
+
+	if (e->lost_exit < (code == ERR_IO ? 2 : 1))
+		e->lost_exit = code == ERR_IO ? 2 : 1;
+	close_fd(&e->result_fd);
+	if (e->result_path)
+		unlink(e->result_path);
+	e->got_result = false;
+	fail_event(e, code, msg);
+	free(msg);
+}
+
+/* Unpack the results archive (fstests/archive.h) and attach its files to the record. */
 static void
 unpack_results(struct engine *e)
 {
-	char *dest = results_dir(e);
-	const char *argv[] = { "tar", "-xzf", e->result_path, "-C", dest, "--no-same-owner", NULL };
-	struct strbuf out = STRBUF_INIT;
-	struct child_exit ex;
+	char *dest = results_dir(e), *text;
+	struct archive_report rep;
 	struct section_result *sec;
 	enum status rc;
 
 	stage(e, EV_STAGE_BEGIN, "results", e->cfg->name, -1);
+	archive_report_init(&rep);
 	rc = mkdir_p(dest, 0755);
+	e->unpacking = true;
 	if (rc == OK)
-		rc = spawn_run(e->loop, argv, NULL, true, 8192, &out, &ex);
-	if (rc == OK && (!ex.exited || ex.code))
-		rc = error(ERR_CHILD, "cannot unpack the results of '%s' (%s): %s", e->cfg->name,
-			   e->result_path, out.buf);
+		rc = archive_unpack(e->result_path, dest, max_results(e), &rep);
+	e->unpacking = false;
+	unlink(e->result_path);
+	text = archive_report_text(&rep);
+	if (*text)
+		warn(e, text);
 	if (rc == OK) {
-		unlink(e->result_path);
 		sec = run_record_section(&e->results.rec, e->cfg->name, e->cfg->name);
 		section_attach_artifacts(sec, dest);
 		results_writer_flush(&e->results);
+		stage_end(e, "results", OK, NULL);
+	} else {
+		char *why = xstrdup(error_msg());
+
+		stage_end(e, "results", rc, why);
+		results_lost(e, why, rc);
+		free(why);
 	}
-	stage_end(e, "results", rc, rc == OK ? NULL : error_msg());
-	strbuf_release(&out);
+	free(text);
+	archive_report_release(&rep);
 	free(dest);
+	if (e->done_pending) {
+		e->done_pending = false;
+		loop_add_timer(e->loop, 0, false, deferred_config_done, e);
+	}
 }
 
-/* A RESULT piece: the results tarball, streamed to a file. */
+/* A RESULT piece: the results archive, streamed to a new file (none when empty). */
 static void
 save_result(struct engine *e, const struct agent_msg *m)
 {
 	if (m->offset == 0) {
 		close_fd(&e->result_fd);
 		free(e->result_path);
+		e->result_path = NULL;
+		e->got_result = false;
+		if (!m->total)
+			return; /* no results directory */
 		e->result_path = xasprintf("%s/results-%s.tar.gz", e->dir, e->cfg_slug);
-		e->result_fd = open(e->result_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		e->result_fd = open(e->result_path,
+				    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (e->result_fd < 0) {
-			char *msg = xasprintf("cannot save the results of '%s' in '%s': %s",
-					      e->cfg->name, e->result_path, strerror(errno));
+			char *why = xasprintf("cannot create '%s': %s", e->result_path,
+					      strerror(errno));
 
-			warn(e, msg);
-			free(msg);
+			free(e->result_path);
+			e->result_path = NULL; /* not ours: never removed */
+			results_lost(e, why, ERR_IO);
+			free(why);
+			return;
 		}
 	}
-	write_all(e, e->result_fd, m->data, m->len);
-	if (m->last && e->result_fd >= 0) {
+	if (e->result_fd < 0)
+		return;
+	if (!write_fd_all(e->result_fd, m->data, m->len)) {
+		char *why = xasprintf("cannot write '%s': %s", e->result_path, strerror(errno));
+
+		results_lost(e, why, ERR_IO);
+		free(why);
+		return;
+	}
+	if (m->last) {
 		close_fd(&e->result_fd);
-		e->got_result = m->total > 0;
+		e->got_result = true;
 	}
 }
 
@@ -901,6 +1038,7 @@ poweroff(struct engine *e)
 	e->phase = PH_DONE;
 	agent_frame_poweroff(&frame);
 	send_frame(e, &frame);
+	agent_order_sent(&e->order, AGENT_POWEROFF);
 	strbuf_release(&frame);
 }
 
@@ -930,6 +1068,80 @@ console_lines(struct engine *e, const char *buf, size_t len)
 	line_asm_feed(&e->out_line, buf, len, console_line, e);
 }
 
+/* ---- the shell: a socket pair between the front end and the session's shell stream ---- */
+
+static void
+shell_close(struct engine *e)
+{
+	if (e->shell_mine >= 0)
+		loop_del_fd(e->loop, e->shell_mine);
+	close_fd(&e->shell_mine);
+	close_fd(&e->shell_fd);
+	strbuf_reset(&e->shell_out);
+}
+
+/* The front end's keys to the session; the session's output to the front end. */
+static void
+on_shell_fd(struct loop *loop, int fd, short revents, void *data)
+{
+	struct engine *e = data;
+	char buf[4096];
+	ssize_t n;
+
+	while (e->shell_out.len && (n = write(fd, e->shell_out.buf, e->shell_out.len)) > 0) {
+		strbuf_drop_front(&e->shell_out, (size_t)n);
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (e->session && session_shell_send(e->session, buf, (size_t)n) != OK)
+			warn(e, error_msg());
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		loop_del_fd(loop, fd);
+		close_fd(&e->shell_mine); /* the front end left; engine_shell_end follows */
+		return;
+	}
+	loop_mod_fd(loop, fd, POLLIN | (e->shell_out.len ? POLLOUT : 0));
+}
+
+/* The session's shell output; len 0: the shell ended, so its end reaches the front end. */
+static void
+on_shell(void *data, const char *buf, size_t len)
+{
+	struct engine *e = data;
+
+	if (e->shell_mine < 0)
+		return;
+	if (!len) {
+		/* what is still queued is lost with the shell: its last words were sent */
+		loop_del_fd(e->loop, e->shell_mine);
+		close_fd(&e->shell_mine);
+		return;
+	}
+	if (e->shell_out.len + len <= SHELL_OUT_MAX)
+		strbuf_add(&e->shell_out, buf, len);
+	on_shell_fd(e->loop, e->shell_mine, POLLOUT, e);
+}
+
+static enum status
+shell_open(struct engine *e)
+{
+	int sv[2];
+	enum status rc;
+
+	if (e->shell_fd >= 0)
+		return OK;
+	rc = session_shell_open(e->session);
+	if (rc != OK)
+		return rc;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return error(ERR_IO, "cannot make a socket pair for the shell: %s",
+			     strerror(errno));
+	fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) | O_NONBLOCK);
+	e->shell_fd = sv[0];
+	e->shell_mine = sv[1];
+	loop_add_fd(e->loop, sv[1], POLLIN, on_shell_fd, e);
+	return OK;
+}
+
 static enum status
 on_agent_msg(const struct agent_msg *m, void *data)
 {
@@ -939,6 +1151,8 @@ on_agent_msg(const struct agent_msg *m, void *data)
 	char *text;
 
 	e->last_heard_ms = loop_now_ms();
+	if (agent_order_check(&e->order, m) != OK)
+		return ERR_PROTOCOL;
 	switch (m->type) {
 	case AGENT_HELLO:
 		if (agent_hello_parse(m, &hello) != OK)
@@ -960,6 +1174,7 @@ on_agent_msg(const struct agent_msg *m, void *data)
 			e->phase = PH_SHELL;
 			agent_frame_shell(&frame);
 			send_frame(e, &frame);
+			agent_order_sent(&e->order, AGENT_SHELL);
 			strbuf_release(&frame);
 		} else if (e->phase != PH_DONE && !(e->phase == PH_SHELL && e->shell_fd >= 0)) {
 			poweroff(e);
@@ -972,6 +1187,8 @@ on_agent_msg(const struct agent_msg *m, void *data)
 			e->guest_busy = atoi(m->argv[1]);
 		break;
 	case AGENT_OUT:
+		if (e->phase != PH_TESTS || e->got_exit)
+			break; /* after a hang was declared: the guest is being stopped */
 		e->last_output_ms = e->last_heard_ms;
 		if (e->plan.dry_run)
 			console_lines(e, m->data, m->len);
@@ -1006,7 +1223,7 @@ on_agent_msg(const struct agent_msg *m, void *data)
 		save_result(e, m);
 		break;
 	case AGENT_SHELLREADY:
-		if (session_shell(e->session, &e->shell_fd) != OK) {
+		if (shell_open(e) != OK) {
 			warn(e, error_msg());
 			break;
 		}
@@ -1016,6 +1233,8 @@ on_agent_msg(const struct agent_msg *m, void *data)
 		      -1);
 		break;
 	case AGENT_EXIT:
+		if (e->phase != PH_TESTS || e->got_exit)
+			break;
 		e->got_exit = true;
 		e->check_status = (int)m->value;
 		if (e->plan.dry_run) {
@@ -1040,16 +1259,30 @@ static void
 on_control(void *data, const char *buf, size_t len)
 {
 	struct engine *e = data;
+	struct strbuf msg = STRBUF_INIT;
 
-	if (agent_reader_feed(&e->reader, buf, len, on_agent_msg, e) != OK) {
-		char *msg = xasprintf("the guest agent of '%s' broke the protocol: %s",
-				      e->cfg->name, error_msg());
-
-		fail_event(e, ERR_PROTOCOL, msg);
-		free(msg);
-		e->phase = PH_DONE;
-		session_cancel(e->session);
-	}
+	if (e->broke_protocol)
+		return;
+	if (agent_reader_feed(&e->reader, buf, len, on_agent_msg, e) == OK)
+		return;
+	/* A protocol error of this guest: its session ends, the run goes on. */
+	e->broke_protocol = true;
+	strbuf_addf(&msg, "the guest agent of '%s' broke the protocol: %s; its guest is stopped",
+		    e->cfg->name, error_msg());
+	add_console_tail(e, &msg);
+	if (e->parser)
+		check_parser_finish(e->parser);
+	end_current_test(e, TS_CRASHED, "the guest agent broke the protocol");
+	fail_event(e, ERR_PROTOCOL, msg.buf);
+	if (!e->boot_end_sent)
+		stage_end(e, "boot", ERR_PROTOCOL, msg.buf);
+	else if (e->phase == PH_TESTS)
+		stage_end(e, "tests", ERR_PROTOCOL, msg.buf);
+	e->boot_end_sent = true;
+	strbuf_release(&msg);
+	e->got_exit = true; /* said above */
+	e->phase = PH_DONE;
+	session_cancel(e->session);
 }
 
 static void
@@ -1067,7 +1300,7 @@ config_done(struct engine *e)
 	e->kmsg = NULL;
 	agent_reader_release(&e->reader);
 	close_fd(&e->result_fd);
-	close_fd(&e->shell_fd);
+	shell_close(e);
 	line_asm_reset(&e->out_line);
 	free(e->cfg_slug);
 	e->cfg_slug = NULL;
@@ -1091,7 +1324,13 @@ config_done(struct engine *e)
 static void
 deferred_config_done(struct loop *loop, void *data)
 {
-	config_done(data);
+	struct engine *e = data;
+
+	if (e->unpacking) {
+		e->done_pending = true; /* unpack_results ends the configuration */
+		return;
+	}
+	config_done(e);
 }
 
 /*
@@ -1185,7 +1424,7 @@ watch(struct loop *loop, void *data)
 	char *msg;
 
 	if (e->phase == PH_BOOT) {
-		limit = session_slow(e->session) ? HELLO_LIMIT_TCG : HELLO_LIMIT_KVM;
+		limit = session_boot_limit(e->session);
 		if (now - e->phase_ms > limit * 1000ull) {
 			struct strbuf sb = STRBUF_INIT;
 
@@ -1228,14 +1467,27 @@ watch(struct loop *loop, void *data)
 	session_cancel(e->session);
 }
 
+/* fswb-agent on this host (for a machine without the appliance), or NULL. */
+static char *
+agent_path(void)
+{
+	char *dir = rootfs_agent_dir(), *p;
+
+	if (!dir)
+		return NULL;
+	p = path_join(dir, "fswb-agent");
+	free(dir);
+	return p;
+}
+
 static void
 start_config(struct engine *e)
 {
 	struct session_disk disks[24];
 	char names[16][16];
 	struct session_spec spec = { 0 };
-	struct session_callbacks cb = { on_control, on_console, on_guest_exit };
-	char *workdir, *slug, *slices;
+	struct session_callbacks cb = { on_control, on_console, on_shell, on_guest_exit };
+	char *workdir, *slug, *slices, *agent;
 	enum status rc;
 	const char *notice;
 
@@ -1244,6 +1496,7 @@ start_config(struct engine *e)
 		if (*p == '/')
 			*p = '-';
 	e->got_exit = e->got_result = e->boot_end_sent = e->job_sent = false;
+	e->broke_protocol = false;
 	e->ended_here = 0;
 	e->kmsg_bad = 0;
 	e->parser = check_parser_new(&e->check_bus, e->cfg->name);
@@ -1254,20 +1507,30 @@ start_config(struct engine *e)
 		warn(e, error_msg());
 	free(slices);
 	agent_reader_init(&e->reader, 0);
+	agent_order_init(&e->order, max_results(e));
 	workdir = xasprintf("%s/guest-%s", e->dir, slug);
 	spec.name = slug;
 	spec.workdir = workdir;
-	spec.kernel = e->kernel.image;
+	spec.arch = arch_find(e->plan.kernel.arch); /* plan_validate knows the names */
+	if (!spec.arch)
+		BUG("unknown arch '%s' in a validated plan", e->plan.kernel.arch);
+	spec.kernel = e->have_kernel ? e->kernel.image : NULL;
 	spec.initrd = e->initrd;
-	spec.appliance = e->appliance.image;
+	spec.appliance = e->have_appliance ? e->appliance.image : NULL;
+	spec.agent = agent = e->have_appliance ? NULL : agent_path();
 	spec.disks = disks;
 	spec.ndisks = config_disks(e->cfg, disks, names);
 	spec.cpus = e->plan.cpus;
 	spec.mem = e->plan.mem;
-	spec.plan = &e->plan;
+	spec.options = (const char *const *)e->plan.backend_opts.v;
 	stage(e, EV_STAGE_BEGIN, "boot", e->cfg->name, -1);
-	rc = session_start(backend_find(e->plan.backend), e->loop, &spec, &cb, e, &e->session);
+	if (!e->have_appliance && !agent)
+		rc = error(ERR_NOTFOUND, "the guest agent (fswb-agent) is not installed with "
+					 "fswb: reinstall it (make install)");
+	else
+		rc = session_start(e->backend, e->loop, e->run, &spec, &cb, e, &e->session);
 	free(workdir);
+	free(agent);
 	if (rc != OK) {
 		stage_end(e, "boot", rc, error_msg());
 		loop_add_timer(e->loop, 0, false, deferred_config_done, e);
@@ -1350,9 +1613,20 @@ finish_run(struct engine *e)
 	if (e->any_test) {
 		junit = path_join(e->dir, "junit.xml");
 		run_record_recount(&e->results.rec);
-		if (results_write_junit(junit, &e->results.rec) != OK)
-			warn(e, error_msg());
+		if (results_write_junit(junit, &e->results.rec) != OK) {
+			e->lost_exit = 2;
+			fail_event(e, ERR_IO, error_msg());
+		}
 		free(junit);
+	}
+	if (e->files_failed) {
+		char *msg = xasprintf("the run's logs in '%s' are incomplete: a write failed (see "
+				      "the warning above)",
+				      e->dir);
+
+		e->lost_exit = 2;
+		fail_event(e, ERR_IO, msg);
+		free(msg);
 	}
 	if (e->plan.dry_run)
 		e->exit_code = e->dry_run_ok && !e->interrupted ? 0 : 2;
@@ -1362,12 +1636,58 @@ finish_run(struct engine *e)
 		e->exit_code = 1;
 	else
 		e->exit_code = e->interrupted ? 1 : 0;
+	if (e->exit_code < e->lost_exit)
+		e->exit_code = e->lost_exit;
 	ev.u.end.exit_code = e->exit_code;
 	ev.u.end.interrupted = e->interrupted;
 	ev.u.end.counts = e->counts;
+	backend_discard(e->run);
+	e->run = NULL;
 	e->done = true;
 	emit(e, &ev);
-	results_writer_flush(&e->results);
+	if (results_writer_flush(&e->results) != OK)
+		e->exit_code = 2; /* run.json is not complete: said by the writer's status */
+}
+
+/*
+ * The backend: its options, what a killed fswb left behind (removed), its
+ * cost line, its run-wide artifacts.
+ */
+static enum status
+prepare_backend(struct engine *e)
+{
+	struct strvec reaped = STRVEC_INIT;
+	enum status rc;
+	char *cost;
+
+	rc = backend_check_options(&e->plan);
+	if (rc != OK) {
+		fail_event(e, rc, error_msg());
+		return rc;
+	}
+	e->backend = backend_find(e->plan.backend);
+	backend_leases_reap(&reaped);
+	for (size_t i = 0; i < reaped.n; i++) {
+		char *msg = xasprintf("removed what an earlier fswb left behind: %s", reaped.v[i]);
+
+		warn(e, msg);
+		free(msg);
+	}
+	strvec_clear(&reaped);
+	cost = backend_cost(e->backend, &e->plan);
+	if (cost) {
+		warn(e, cost);
+		free(cost);
+	}
+	rc = backend_prepare(e->backend, e->loop, &e->plan, &e->run);
+	if (rc != OK) {
+		char *msg = xasprintf("the '%s' backend cannot prepare the run: %s",
+				      e->backend->name, error_msg());
+
+		fail_event(e, rc, msg);
+		free(msg);
+	}
+	return rc;
 }
 
 static void
@@ -1379,7 +1699,10 @@ begin(struct loop *loop, void *data)
 	ev.u.run.id = e->id;
 	load_expectations(e, &ev);
 	emit(e, &ev);
-	if (prepare_kernel(e) != OK || e->interrupted || prepare_appliance(e) != OK ||
+	if (prepare_backend(e) != OK ||
+	    ((e->backend->caps & BACKEND_BOOTS_KERNEL) && prepare_kernel(e) != OK) ||
+	    e->interrupted ||
+	    ((e->backend->caps & BACKEND_APPLIANCE) && prepare_appliance(e) != OK) ||
 	    e->interrupted) {
 		finish_run(e);
 		return;
@@ -1406,9 +1729,15 @@ engine_start(struct engine *e)
 	free(p);
 	if (rc != OK)
 		return rc;
-	e->events_fd = open_run_file(e, "events.jsonl");
-	e->console_fd = open_run_file(e, "console.log");
-	e->kernel_fd = open_run_file(e, "kernel.log");
+	json = events_cut_note();
+	rc = logfile_open(&e->events, e->dir, "events.jsonl", LOG_CAP_EVENTS, json);
+	free(json);
+	if (rc == OK)
+		rc = logfile_open(&e->console, e->dir, "console.log", LOG_CAP_CONSOLE, NULL);
+	if (rc == OK)
+		rc = logfile_open(&e->kernel_log, e->dir, "kernel.log", LOG_CAP_KERNEL, NULL);
+	if (rc != OK)
+		return rc;
 	p = path_join(e->dir, "run.json");
 	results_writer_init(&e->results, p);
 	free(p);
@@ -1440,7 +1769,7 @@ engine_shell_end(struct engine *e)
 {
 	if (e->shell_fd < 0)
 		return;
-	close_fd(&e->shell_fd);
+	shell_close(e);
 	stage_end(e, "shell", OK, NULL);
 	if (e->session && e->phase == PH_SHELL)
 		poweroff(e);
@@ -1485,11 +1814,13 @@ engine_free(struct engine *e)
 	estimator_release(&e->est);
 	if (e->have_cat)
 		catalogue_release(&e->cat);
-	close_fd(&e->events_fd);
-	close_fd(&e->console_fd);
-	close_fd(&e->kernel_fd);
+	logfile_close(&e->events);
+	logfile_close(&e->console);
+	logfile_close(&e->kernel_log);
 	close_fd(&e->result_fd);
-	close_fd(&e->shell_fd);
+	shell_close(e);
+	backend_discard(e->run);
+	strbuf_release(&e->shell_out);
 	line_asm_release(&e->out_line);
 	plan_release(&e->plan);
 	free(e->initrd);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "run/hostcheck.h"
+#include "backends/backend.h"
 #include "core/paths.h"
 #include "core/spawn.h"
 #include "kbuild/kernel.h"
@@ -25,21 +26,35 @@
 #define PROGRAM_MS     5000
 #define SBIN_DEFAULT   "/usr/sbin:/sbin"
 
-static const char *const group_names[HC_NGROUPS] = {
-	[HC_HOST] = "host", [HC_QEMU] = "qemu", [HC_LIBVIRT] = "libvirt",
-	[HC_GCE] = "gce",   [HC_SSH] = "ssh",	[HC_ADB] = "adb",
+/* The groups that are not a backend of this fswb: the host, and the planned backends. */
+static const struct {
+	const char *name, *title;
+} groups[] = {
+	{ HC_HOST, "the kernel, disk and tools on this machine" },
+	{ "libvirt", "planned; not needed for the default local QEMU runs" },
+	{ "gce", "Google Compute Engine, planned; not needed for the default local QEMU runs" },
+	{ "ssh", "a test machine over ssh, planned; not needed for the default local QEMU runs" },
+	{ "adb", "an Android device, planned; not needed for the default local QEMU runs" },
 };
 
-const char *
-hc_group_name(enum hc_group g)
+bool
+hc_group_implemented(const char *group)
 {
-	return g < HC_NGROUPS ? group_names[g] : "?";
+	if (!strcmp(group, HC_HOST))
+		return true;
+	for (const char *const *name = backend_names(); *name; name++)
+		if (!strcmp(*name, group))
+			return true;
+	return false;
 }
 
-bool
-hc_group_implemented(enum hc_group g)
+const char *
+hc_group_title(const char *group)
 {
-	return g == HC_HOST || g == HC_QEMU;
+	for (size_t i = 0; i < ARRAY_SIZE(groups); i++)
+		if (!strcmp(groups[i].name, group))
+			return groups[i].title;
+	return hc_group_implemented(group) ? backend_find(group)->description : "?";
 }
 
 const char *
@@ -320,7 +335,7 @@ hostcheck_adb_parse(const char *text, struct strvec *devices)
 /* ---- all of it ---- */
 
 static struct hc_finding *
-add(struct hostcheck *hc, enum hc_group g, enum hc_state s, bool required, const char *name,
+add(struct hostcheck *hc, const char *g, enum hc_state s, bool required, const char *name,
     char *detail, char *fix)
 {
 	struct hc_finding *f;
@@ -330,6 +345,7 @@ add(struct hostcheck *hc, enum hc_group g, enum hc_state s, bool required, const
 	f->group = g;
 	f->state = s;
 	f->required = required;
+	f->shown = false;
 	f->name = xstrdup(name);
 	f->detail = detail ? detail : xstrdup("");
 	f->fix = fix;
@@ -383,7 +399,7 @@ program_version(struct ctx *c, const char *path, const char *flag)
 
 /* A program finding: ok with its version (or path), or missing with the install command. */
 static char *
-check_program(struct ctx *c, enum hc_group g, bool required, const char *prog, const char *flag,
+check_program(struct ctx *c, const char *g, bool required, const char *prog, const char *flag,
 	      const char *why_needed)
 {
 	char *path = path_which(prog, c->o->path, c->sbin);
@@ -541,67 +557,29 @@ check_appliance(struct ctx *c)
 	add(c->hc, HC_HOST, HC_MISSING, true, "appliance build", strbuf_detach(&why), fix);
 }
 
-static const char *
-kvm_fix(enum kvm_try k)
-{
-	switch (k) {
-	case KVM_TRY_NODEV:
-		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
-		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
-	case KVM_TRY_NOPERM:
-		return "sudo usermod -aG kvm $USER (then log out and in again)";
-	case KVM_TRY_NOVM:
-	case KVM_TRY_NOBOOT:
-		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
-		       "kvm_amd nested=1) or run on bare metal";
-	case KVM_TRY_OK:
-	case KVM_TRY_BROKEN:
-	case KVM_TRY_UNTRIED:
-		break;
-	}
-	return NULL;
-}
-
+/* A backend's programs, then its own findings (KVM), in the group of its name. */
 static void
-check_qemu(struct ctx *c)
+check_backend(struct ctx *c, const struct backend_ops *ops)
 {
-	char *img, *why = NULL;
-	enum kvm_try k;
+	const struct backend_doctor_opts bo = { .path = c->o->path,
+						.kvm_dev = c->o->kvm_dev,
+						.kernel = c->hc->kernel,
+						.run_programs = c->o->run_programs,
+						.trial_ms = c->o->kvm_boot_ms };
+	static const enum hc_state states[] = {
+		[FINDING_OK] = HC_OK, [FINDING_WARN] = HC_WARN, [FINDING_MISSING] = HC_MISSING
+	};
+	struct backend_finding f[8];
+	size_t n;
 
-	c->hc->qemu = check_program(c, HC_QEMU, true, "qemu-system-x86_64", "--version",
-				    "the local QEMU backend runs the guests with it");
-	img = check_program(c, HC_QEMU, true, "qemu-img", "--version",
-			    "it makes each guest's overlay of the appliance");
-	free(img);
-
-	k = kvm_try_device(c->o->kvm_dev, &why);
-	if (k == KVM_TRY_OK && c->hc->qemu && c->hc->kernel && c->o->run_programs) {
-		k = kvm_try_boot(c->loop, c->hc->qemu, c->hc->kernel, c->o->kvm_boot_ms, &why);
-	} else if (k == KVM_TRY_OK) {
-		k = KVM_TRY_UNTRIED;
-		why = xstrdup(!c->o->run_programs ? "not tried with a guest"
-			      : !c->hc->qemu	  ? "not tried with a guest (no QEMU)"
-						  : "not tried with a guest (no kernel to boot)");
+	for (const struct backend_program *p = ops->programs; p && p->name; p++)
+		free(check_program(c, ops->name, p->required, p->name, p->version_flag, p->why));
+	n = backend_doctor(ops, c->loop, &bo, f, ARRAY_SIZE(f));
+	for (size_t i = 0; i < n; i++) {
+		add(c->hc, ops->name, states[f[i].state], false, f[i].name, f[i].detail, f[i].fix)
+			->shown = true;
+		c->hc->slow |= f[i].slow;
 	}
-	c->hc->kvm = k;
-	if (k == KVM_TRY_OK) {
-		add(c->hc, HC_QEMU, HC_OK, false, "KVM",
-		    xstrdup("a guest kernel runs under KVM: guests run at full speed"), NULL);
-	} else if (k == KVM_TRY_UNTRIED) {
-		add(c->hc, HC_QEMU, HC_OK, false, "KVM",
-		    xasprintf("%s opens and creates a VM; %s",
-			      c->o->kvm_dev ? c->o->kvm_dev : "/dev/kvm", why),
-		    NULL);
-	} else {
-		const char *fix = kvm_fix(k);
-
-		c->hc->slow = true;
-		add(c->hc, HC_QEMU, HC_WARN, false, "KVM",
-		    xasprintf("no KVM: guests run under emulation (TCG), several times slower: %s",
-			      why),
-		    fix ? xstrdup(fix) : NULL);
-	}
-	free(why);
 }
 
 static void
@@ -620,7 +598,7 @@ check_libvirt(struct ctx *c)
 
 		hostcheck_socket(p, &present, &conn, &e);
 		if (conn) {
-			add(c->hc, HC_LIBVIRT, HC_OK, false, "libvirt socket",
+			add(c->hc, "libvirt", HC_OK, false, "libvirt socket",
 			    xasprintf("%s accepts connections", p), NULL);
 			free(p);
 			free(seen);
@@ -636,7 +614,7 @@ check_libvirt(struct ctx *c)
 	if (!any) {
 		char *inst = hostcheck_install_cmd(&c->hc->os, "libvirtd");
 
-		add(c->hc, HC_LIBVIRT, HC_MISSING, false, "libvirt socket",
+		add(c->hc, "libvirt", HC_MISSING, false, "libvirt socket",
 		    xasprintf("no %s/libvirt-sock or %s/virtqemud-sock (libvirt is not installed "
 			      "or not running)",
 			      dir, dir),
@@ -645,13 +623,13 @@ check_libvirt(struct ctx *c)
 								   : "libvirtd"));
 		free(inst);
 	} else if (err == EACCES || err == EPERM) {
-		add(c->hc, HC_LIBVIRT, HC_MISSING, false, "libvirt socket",
+		add(c->hc, "libvirt", HC_MISSING, false, "libvirt socket",
 		    xasprintf("%s is there but this user may not connect (not in the 'libvirt' "
 			      "group)",
 			      seen),
 		    xstrdup("sudo usermod -aG libvirt $USER (then log out and in again)"));
 	} else {
-		add(c->hc, HC_LIBVIRT, HC_MISSING, false, "libvirt socket",
+		add(c->hc, "libvirt", HC_MISSING, false, "libvirt socket",
 		    xasprintf("%s is there but refuses connections (%s): the daemon is not "
 			      "running",
 			      seen, strerror(err)),
@@ -671,18 +649,18 @@ check_gce(struct ctx *c)
 	char *looked = NULL, *cred = hostcheck_gce_credentials(env, c->home, &looked);
 
 	if (gcloud)
-		add(c->hc, HC_GCE, HC_OK, false, "gcloud", xstrdup(gcloud), NULL);
+		add(c->hc, "gce", HC_OK, false, "gcloud", xstrdup(gcloud), NULL);
 	else
-		add(c->hc, HC_GCE, HC_MISSING, false, "gcloud", xstrdup("(the Google Cloud CLI)"),
+		add(c->hc, "gce", HC_MISSING, false, "gcloud", xstrdup("(the Google Cloud CLI)"),
 		    xasprintf("%s (from Google's package repository: "
 			      "https://cloud.google.com/sdk/docs/install)",
 			      c->hc->os.family == HC_FAMILY_FEDORA
 				      ? "sudo dnf install google-cloud-cli"
 				      : "sudo apt-get install google-cloud-cli"));
 	if (cred)
-		add(c->hc, HC_GCE, HC_OK, false, "GCE credentials", xstrdup(cred), NULL);
+		add(c->hc, "gce", HC_OK, false, "GCE credentials", xstrdup(cred), NULL);
 	else
-		add(c->hc, HC_GCE, HC_MISSING, false, "GCE credentials",
+		add(c->hc, "gce", HC_MISSING, false, "GCE credentials",
 		    xasprintf("no readable %s", looked),
 		    xstrdup(env && *env ? "point GOOGLE_APPLICATION_CREDENTIALS at a readable "
 					  "key file, or unset it and run: gcloud auth "
@@ -698,14 +676,14 @@ check_ssh(struct ctx *c)
 {
 	struct strvec keys = STRVEC_INIT;
 
-	free(check_program(c, HC_SSH, false, "ssh", NULL, "the ssh backend connects with it"));
+	free(check_program(c, "ssh", false, "ssh", NULL, "the ssh backend connects with it"));
 	hostcheck_ssh_keys(c->home, &keys);
 	if (keys.n) {
 		char *list = strvec_join(&keys, ", ");
 
-		add(c->hc, HC_SSH, HC_OK, false, "ssh keys", list, NULL);
+		add(c->hc, "ssh", HC_OK, false, "ssh keys", list, NULL);
 	} else {
-		add(c->hc, HC_SSH, HC_MISSING, false, "ssh keys",
+		add(c->hc, "ssh", HC_MISSING, false, "ssh keys",
 		    xasprintf("no %s/.ssh/id_* key", c->home),
 		    xstrdup("ssh-keygen -t ed25519 (then ssh-copy-id root@TEST-MACHINE)"));
 	}
@@ -715,7 +693,7 @@ check_ssh(struct ctx *c)
 static void
 check_adb(struct ctx *c)
 {
-	char *adb = check_program(c, HC_ADB, false, "adb", NULL,
+	char *adb = check_program(c, "adb", false, "adb", NULL,
 				  "the Android backend talks to the device with it");
 	const char *argv[] = { adb, "devices", NULL };
 	struct strbuf out = STRBUF_INIT;
@@ -727,19 +705,19 @@ check_adb(struct ctx *c)
 	if (!adb || !c->o->run_programs)
 		goto out;
 	if (run_timed(c, argv, &out, &ex, &timed_out) != OK) {
-		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices", xstrdup(error_msg()), NULL);
+		add(c->hc, "adb", HC_MISSING, false, "adb devices", xstrdup(error_msg()), NULL);
 		error_clear();
 		goto out;
 	}
 	if (timed_out || !ex.exited || ex.code) {
-		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices",
+		add(c->hc, "adb", HC_MISSING, false, "adb devices",
 		    xasprintf("'adb devices' %s", timed_out ? "did not answer in time" : "failed"),
 		    xstrdup("adb kill-server; adb devices"));
 		goto out;
 	}
 	ready = hostcheck_adb_parse(out.buf, &devs);
 	if (ready) {
-		add(c->hc, HC_ADB, HC_OK, false, "adb devices", strvec_join(&devs, ", "), NULL);
+		add(c->hc, "adb", HC_OK, false, "adb devices", strvec_join(&devs, ", "), NULL);
 	} else if (devs.n) {
 		char *list = strvec_join(&devs, ", ");
 		const char *fix = strstr(list, "unauthorized")
@@ -750,11 +728,11 @@ check_adb(struct ctx *c)
 					    "reconnect it"
 					  : "reconnect the device, then: adb kill-server";
 
-		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices",
+		add(c->hc, "adb", HC_MISSING, false, "adb devices",
 		    xasprintf("none ready: %s", list), xstrdup(fix));
 		free(list);
 	} else {
-		add(c->hc, HC_ADB, HC_MISSING, false, "adb devices", xstrdup("no device connected"),
+		add(c->hc, "adb", HC_MISSING, false, "adb devices", xstrdup("no device connected"),
 		    xstrdup("connect the device by USB with USB debugging on (Settings, "
 			    "Developer options)"));
 	}
@@ -782,7 +760,8 @@ hostcheck_run(struct loop *loop, const struct hostcheck_opts *opts, struct hostc
 	check_disk(&c);
 	check_mkfs(&c);
 	check_appliance(&c);
-	check_qemu(&c);
+	for (const char *const *name = backend_names(); *name; name++)
+		check_backend(&c, backend_find(*name));
 	check_libvirt(&c);
 	check_gce(&c);
 	check_ssh(&c);
@@ -810,18 +789,17 @@ hostcheck_release(struct hostcheck *hc)
 	free(hc->v);
 	hc_os_release(&hc->os);
 	free(hc->kernel);
-	free(hc->qemu);
 	memset(hc, 0, sizeof(*hc));
 }
 
 size_t
-hostcheck_group(const struct hostcheck *hc, enum hc_group g, const struct hc_finding **first)
+hostcheck_group(const struct hostcheck *hc, const char *g, const struct hc_finding **first)
 {
 	size_t n = 0;
 
 	*first = NULL;
 	for (size_t i = 0; i < hc->n; i++) {
-		if (hc->v[i].group != g)
+		if (strcmp(hc->v[i].group, g))
 			continue;
 		if (!n)
 			*first = &hc->v[i];

@@ -12,10 +12,13 @@
  * Ubuntu use apt-get, Fedora dnf).
  *
  * Findings come in groups: "host" (kernel, cache disk, mkfs tools, the
- * appliance build) and one per backend (qemu, libvirt, gce, ssh, adb). Only
- * the findings marked required decide whether the default path -- a local
- * QEMU guest booting an installed kernel with the appliance, ext4/4k -- can
- * work; the groups of backends that do not exist yet are informational.
+ * appliance build), then one per backend of this fswb, from what the backend
+ * declares (backend.h: its programs, and its doctor slot's own findings,
+ * such as qemu's KVM), then the planned backends (libvirt, gce, ssh, adb).
+ * Only the findings marked required decide whether the default path -- a
+ * local QEMU guest booting an installed kernel with the appliance, ext4/4k
+ * -- can work; the groups of backends that do not exist yet are
+ * informational.
  *
  *	required, decides `ready`:
  *	    qemu-system-x86_64, qemu-img, an installed kernel (or a kernel tree in
@@ -27,13 +30,9 @@
  *	    mkfs.xfs, mkfs.btrfs, mkfs.f2fs (per filesystem of the profiles), the
  *	    libvirt socket, ssh keys, GCE credentials, adb and its devices
  *
- * KVM is decided by trying, never by the device node alone: open the device
- * (no device: no hardware virtualisation; EACCES: not in the kvm group),
- * KVM_GET_API_VERSION (12), KVM_CREATE_VM (refused: the module or nested
- * virtualisation refuses), and then -- since nested virtualisation can
- * accept all of that and still never run a guest -- QEMU boots the installed
- * kernel under KVM for at most opts->kvm_boot_ms and must print the
- * kernel's banner.
+ * KVM is decided by trying (qemu's doctor slot, backends/kvm.h), never by
+ * the device node alone; its boot trial boots the installed kernel for at
+ * most opts->kvm_boot_ms.
  *
  * Call sequence:
  *	struct hostcheck hc;
@@ -61,26 +60,18 @@
 #include "core/loop.h"
 #include "core/profile.h"
 #include "core/status.h"
-#include "backends/kvm.h"
 #include "core/util.h"
 
 #define HOSTCHECK_DISK_MIN  (4ull << 30)  /* below this the appliance does not fit */
 #define HOSTCHECK_DISK_WARN (10ull << 30) /* below this: a warning */
 
-enum hc_group {
-	HC_HOST,
-	HC_QEMU,
-	HC_LIBVIRT,
-	HC_GCE,
-	HC_SSH,
-	HC_ADB,
-	HC_NGROUPS,
-};
+/* The group of the host's own findings; the others are named as their backends. */
+#define HC_HOST "host"
 
-/* "host", "qemu", "libvirt", "gce", "ssh", "adb". */
-const char *hc_group_name(enum hc_group g);
-/* Whether fswb has this backend today (host and qemu: true). */
-bool hc_group_implemented(enum hc_group g);
+/* Whether fswb has this backend today (and HC_HOST). */
+bool hc_group_implemented(const char *group);
+/* What the group is about, one line: a backend's description, or the planned ones' words. */
+const char *hc_group_title(const char *group);
 
 enum hc_state {
 	HC_OK,	    /* there and usable */
@@ -92,9 +83,10 @@ enum hc_state {
 const char *hc_state_str(enum hc_state s);
 
 struct hc_finding {
-	enum hc_group group;
+	const char *group; /* HC_HOST or a backend's name (a static string) */
 	enum hc_state state;
 	bool required; /* part of the default local QEMU path */
+	bool shown;    /* worth showing on the welcome screen even when fine (a backend's own) */
 	char *name;    /* "qemu-system-x86_64", "KVM", "mkfs.xfs", "cache disk" */
 	char *detail; /* "7.2.22", "75 GiB free in ~/.cache/fswb", "(xfs configurations need it)" */
 	char *fix;    /* the command or step that fixes it; NULL when nothing is to do */
@@ -203,11 +195,9 @@ struct hostcheck {
 	struct hc_finding *v; /* in group order, then the order checked */
 	size_t n, alloc;
 	struct hc_os os;
-	bool ready;	  /* every required finding is not HC_MISSING */
-	bool slow;	  /* ready, but without KVM */
-	enum kvm_try kvm; /* what the KVM checks found */
-	char *kernel;	  /* the kernel the default path boots, or NULL */
-	char *qemu;	  /* qemu-system-x86_64's path, or NULL */
+	bool ready;   /* every required finding is not HC_MISSING */
+	bool slow;    /* ready, but guests run slowly (a backend says so: no KVM) */
+	char *kernel; /* the kernel the default path boots, or NULL */
 };
 
 /*
@@ -219,7 +209,7 @@ enum status hostcheck_run(struct loop *loop, const struct hostcheck_opts *opts,
 void hostcheck_release(struct hostcheck *hc);
 
 /* The findings of one group, in order: a helper for views. Returns how many. */
-size_t hostcheck_group(const struct hostcheck *hc, enum hc_group g,
+size_t hostcheck_group(const struct hostcheck *hc, const char *group,
 		       const struct hc_finding **first);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "core/paths.h"
 #include "core/rundir.h"
+#include "run/plan_check.h"
 
 void
 inventory_host(struct loop *loop, const struct profiles *prof, bool full, struct hostcheck *out)
@@ -74,28 +75,38 @@ inventory_catalogue(const struct plan *plan, struct catalogue *out)
 
 enum status
 inventory_selection(const struct plan *plan, const struct profiles *prof,
-		    const struct catalogue *cat, const char *preset, const char *fstyp,
+		    const struct catalogue *cat, const char *preset, const struct fs_config *cfg,
 		    struct catalogue_selection *out)
 {
-	const struct test_set *set = preset && prof ? profiles_set(prof, preset) : NULL;
-	struct strvec groups = STRVEC_INIT, xgroups = STRVEC_INIT;
 	struct catalogue_query q = { 0 };
+	struct check_selection sel;
+	struct strvec files = STRVEC_INIT;
+	struct plan p;
 	enum status rc;
 
-	strvec_copy(&groups, set ? &set->groups : &plan->tests.groups);
-	strvec_copy(&xgroups, &plan->tests.xgroups);
-	if (set)
-		for (size_t i = 0; i < set->xgroups.n; i++)
-			strvec_push(&xgroups, set->xgroups.v[i]);
-	q.fstyp = fstyp;
-	q.tests = preset ? NULL : &plan->tests.tests;
-	q.groups = &groups;
-	q.xgroups = &xgroups;
-	q.exclude = &plan->tests.exclude;
-	q.exclude_files = &plan->tests.exclude_files;
+	plan_init(&p);
+	plan_copy(&p, plan);
+	if (preset) {
+		/* the test set instead of the plan's own choice of tests */
+		free(p.tests.preset);
+		p.tests.preset = xstrdup(preset);
+		strvec_clear(&p.tests.groups);
+		strvec_clear(&p.tests.tests);
+	}
+	plan_check_selection(&p, prof, cfg, &sel);
+	strvec_copy(&files, &sel.exclude_files);
+	if (sel.config_exclude)
+		strvec_push(&files, sel.config_exclude);
+	q.fstyp = cfg->fstyp;
+	q.tests = &sel.tests;
+	q.groups = &sel.groups;
+	q.xgroups = &sel.xgroups;
+	q.exclude = &sel.exclude;
+	q.exclude_files = &files;
 	rc = catalogue_select(cat, &q, out);
-	strvec_clear(&groups);
-	strvec_clear(&xgroups);
+	strvec_clear(&files);
+	check_selection_release(&sel);
+	plan_release(&p);
 	return rc;
 }
 
@@ -127,13 +138,12 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 		struct catalogue_selection sel;
 		struct strvec run = STRVEC_INIT;
 
-		if (!c || inventory_selection(plan, prof, cat, preset, c->fstyp, &sel) != OK) {
+		if (!c || inventory_selection(plan, prof, cat, preset, c, &sel) != OK) {
 			error_clear();
 			continue;
 		}
 		for (size_t j = 0; j < sel.tests.n; j++)
-			if (!strvec_contains(&sel.expunged, sel.tests.v[j]) &&
-			    catalogue_name_fits(sel.tests.v[j], c->fstyp))
+			if (!strvec_contains(&sel.expunged, sel.tests.v[j]))
 				strvec_push(&run, sel.tests.v[j]);
 		estimate_config(est, c->name, kernel, cat, (const char *const *)run.v, run.n,
 				set ? &set->groups : &plan->tests.groups, out);

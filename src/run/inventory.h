@@ -51,14 +51,15 @@ enum status inventory_kernels(struct loop *loop, const struct plan *plan,
 enum status inventory_catalogue(const struct plan *plan, struct catalogue *out);
 
 /*
- * The tests check would run for plan in a configuration of filesystem fstyp,
- * selected from cat as check selects them: the test set preset's groups (and
- * its -x groups) instead of the plan's groups and named tests when preset is
- * not NULL, then the plan's -x groups and exclusions.
+ * The tests check would run for plan in configuration cfg, selected from cat
+ * as the engine asks check (plan_check_selection: the test set's and the
+ * plan's groups, exclusions, the configuration's exclude file, the named
+ * tests of cfg's filesystem); with preset not NULL, that test set instead of
+ * the plan's own choice of tests.
  */
 enum status inventory_selection(const struct plan *plan, const struct profiles *prof,
-				const struct catalogue *cat, const char *preset, const char *fstyp,
-				struct catalogue_selection *out);
+				const struct catalogue *cat, const char *preset,
+				const struct fs_config *cfg, struct catalogue_selection *out);
 
 /*
  * The estimator for plan (fstests/estimate.h): this host's earlier runs and

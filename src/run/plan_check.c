@@ -58,7 +58,8 @@ plan_check(const struct plan *plan, const struct profiles *profiles)
 
 	if (rc != OK)
 		return rc;
-	return check_test_dirs(plan, profiles);
+	rc = check_test_dirs(plan, profiles);
+	return rc == OK ? backend_check_options(plan) : rc;
 }
 
 void

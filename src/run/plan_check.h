@@ -3,7 +3,8 @@
  * A plan checked against everything this fswb has: plan_validate() (the
  * fields, the profiles, the backends' names), then what needs fstests'
  * knowledge: each named test is for one of the chosen configurations'
- * filesystems (check would run xfs/001 on ext4, and it would fail there).
+ * filesystems (check would run xfs/001 on ext4, and it would fail there);
+ * then the backend's options (backend_check_options: keys it takes, values).
  * Front ends call this before they save or run a plan. And what check is
  * asked to run for each configuration of a checked plan (below).
  */

@@ -2,7 +2,9 @@
 /*
  * The test detail: one test of a run in panes: the golden-output diff in
  * colour, its .full log, its kernel log alone, and what it means (the
- * not-run explainer, the failure's causes). r runs it again alone.
+ * not-run explainer, the failure's causes). r runs it again alone; m
+ * writes its report for a mailing list (`fswb results report`) to a file
+ * of the run directory.
  *
  * Files come from the run directory: run.json's artifact paths (moved
  * directories are looked up below run_dir/results/ too), else
@@ -22,6 +24,7 @@
 #include "rootfs/appliance.h"
 #include "view/diff.h"
 #include "ui/pager.h"
+#include "run/reportctx.h"
 
 #define DETAIL_FILE_MAX (4u << 20)
 
@@ -278,6 +281,34 @@ add_hints(struct textdoc *d, const struct rm_test *t, const struct notrun_contex
 	}
 }
 
+/* m: the test's report for a mailing list, in RUN_DIR/report-TEST.txt. */
+static void
+write_report(struct ui *ui, const struct detail *dt)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct run_words w;
+	char *name, *path;
+
+	if (!dt->run_dir || run_words_load(dt->run_dir, &w) != OK) {
+		ui_msg(ui, true, "no report: %s", dt->run_dir ? error_msg() : "no run directory");
+		return;
+	}
+	w.in.test = dt->test;
+	name = xasprintf("report-%s.txt", dt->test);
+	for (char *c = name; *c; c++)
+		if (*c == '/')
+			*c = '-';
+	path = path_join(dt->run_dir, name);
+	if (report_text(&w.in, &sb) != OK || write_file_atomic(path, sb.buf, sb.len, 0644) != OK)
+		ui_msg(ui, true, "no report: %s", error_msg());
+	else
+		ui_msg(ui, false, "the report for the mailing list is in %s", path);
+	free(path);
+	free(name);
+	strbuf_release(&sb);
+	run_words_release(&w);
+}
+
 static enum reaction
 detail_key(struct ui *ui, struct pager *p, int key)
 {
@@ -297,6 +328,9 @@ detail_key(struct ui *ui, struct pager *p, int key)
 			return REACT_REDRAW;
 		}
 		ui_want_test_again(ui, dt->run_dir, dt->config, dt->test, true);
+		return REACT_REDRAW;
+	case 'm':
+		write_report(ui, dt);
 		return REACT_REDRAW;
 	case '?':
 		ui_want_docs(ui, "reading-failures.md");
@@ -320,6 +354,7 @@ detail_free(void *data)
 static const struct keybar_item detail_keys[] = {
 	{ "r", "rerun alone", 'r' },
 	{ "s", "shell", 's' },
+	{ "m", "mail report", 'm' },
 };
 
 static const struct pager_hooks detail_hooks = {

@@ -14,7 +14,7 @@
 #include "core/rundir.h"
 #include "core/status.h"
 #include "fstests/results.h"
-#include "view/compare.h"
+#include "fstests/compare.h"
 #include "view/text.h"
 #include "ui/ui_int.h"
 
@@ -367,7 +367,7 @@ compare_open(struct ui *ui, struct history *h)
 		return;
 	}
 	cv = xcalloc(1, sizeof(*cv));
-	run_compare(&a->rec, &b->rec, &cv->c);
+	run_compare(&a->rec, &b->rec, NULL, &cv->c);
 	cv->title = xasprintf("fswb \xc2\xb7 compare %s \xe2\x86\x92 %s", a->id, b->id);
 	compare_rows(cv);
 	ui_push(ui, &compare_ops, cv);

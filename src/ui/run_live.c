@@ -3,7 +3,8 @@
  * The live run: the engine on the TUI's loop, its events into a run model
  * (the same model a replay fills) and into the UI's redraw. Stopping asks
  * the engine (engine_cancel) and waits for RUN_END, so that no guest is
- * left behind when the TUI exits.
+ * left behind when the TUI exits. A run that ended is compared with its
+ * baseline, as `fswb run` does.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "run/shell.h"
 #include "core/paths.h"
 #include "core/status.h"
+#include "fstests/baseline.h"
 #include "fstests/catalogue.h"
 #include "ui/ui_int.h"
 
@@ -22,6 +24,7 @@ struct live_run {
 	struct ui *ui;
 	bool ended;
 	uint64_t shell_timer;
+	uint64_t baseline_timer;
 	struct shell_relay *relay; /* the shell on the terminal, or NULL */
 	struct live_run *older;	   /* runs that ended before this one */
 };
@@ -62,6 +65,32 @@ start_shell(struct loop *loop, void *data)
 		ui_want_shell(lr->ui);
 }
 
+/*
+ * Once the engine is past RUN_END (its run.json is final): the regressions
+ * against the baseline, kept in run.json and said, when one matches.
+ */
+static void
+against_baseline(struct loop *loop, void *data)
+{
+	struct live_run *lr = data;
+	const char *dir = engine_run_dir(lr->e);
+	struct regressions r;
+
+	lr->baseline_timer = 0;
+	if (!dir)
+		return;
+	if (regressions_of_run(dir, &r) != OK)
+		ui_msg(lr->ui, true, "the baseline: %s", error_msg());
+	else if (r.configs.n)
+		ui_msg(lr->ui, regressions_any(&r),
+		       "the run has ended; against the baseline: %zu regressions, %zu expected "
+		       "failures, %zu fixed",
+		       r.cmp.count[CMP_NEW_FAILURE] + r.without_failing.n,
+		       r.cmp.count[CMP_STILL_FAILING], r.cmp.count[CMP_FIXED]);
+	regressions_release(&r);
+	ui_dirty(lr->ui);
+}
+
 static void
 on_event(void *data, const struct event *ev)
 {
@@ -86,6 +115,9 @@ on_event(void *data, const struct event *ev)
 			       "the run has ended: %u passed, %u failed, %u not run; Enter on a "
 			       "test shows its details",
 			       c->passed, c->failed + c->crashed + c->hung, c->notrun);
+		if (!ev->u.end.interrupted && !lr->baseline_timer)
+			lr->baseline_timer =
+				loop_add_timer(ui->loop, 0, false, against_baseline, lr);
 	}
 	if (ev->type == EV_STAGE_BEGIN && !strcmp(ev->u.stage.stage, "shell") && !lr->shell_timer)
 		lr->shell_timer = loop_add_timer(ui->loop, 0, false, start_shell, lr);
@@ -107,6 +139,8 @@ live_free_one(struct live_run *lr)
 {
 	if (lr->shell_timer)
 		loop_del_timer(lr->ui->loop, lr->shell_timer);
+	if (lr->baseline_timer)
+		loop_del_timer(lr->ui->loop, lr->baseline_timer);
 	shell_relay_free(lr->relay);
 	engine_free(lr->e);
 	event_bus_release(&lr->bus);

@@ -215,17 +215,6 @@ load_catalogue(struct wizard *w)
 	error_clear();
 }
 
-static const char *
-first_fstyp(struct ui *ui, struct wizard *w)
-{
-	const struct profiles *prof = ui_profiles(ui);
-	const struct fs_config *c;
-
-	if (prof && w->plan.configs.n && (c = profiles_config(prof, w->plan.configs.v[0])))
-		return c->fstyp;
-	return "ext4";
-}
-
 /* Count the tests a plan's test choice selects (0 when it cannot be known). */
 static size_t
 count_tests(struct ui *ui, struct wizard *w, const char *preset, struct strvec *names)
@@ -233,10 +222,13 @@ count_tests(struct ui *ui, struct wizard *w, const char *preset, struct strvec *
 	struct catalogue_selection sel;
 	size_t n = 0;
 
-	if (!w->have_cat)
+	const struct profiles *prof = ui_profiles(ui);
+	const struct fs_config *c =
+		prof && w->plan.configs.n ? profiles_config(prof, w->plan.configs.v[0]) : NULL;
+
+	if (!w->have_cat || !c)
 		return 0;
-	if (inventory_selection(&w->plan, ui_profiles(ui), &w->cat, preset, first_fstyp(ui, w),
-				&sel) == OK) {
+	if (inventory_selection(&w->plan, prof, &w->cat, preset, c, &sel) == OK) {
 		n = sel.tests.n - sel.expunged.n;
 		for (size_t i = 0; names && i < sel.tests.n; i++)
 			if (!strvec_contains(&sel.expunged, sel.tests.v[i]))
@@ -423,9 +415,9 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 					 : f->state == HC_WARN ? R_WARN
 							       : R_FAIL;
 
-			if (!f->required && f->state == HC_OK && !strstr(f->name, "KVM"))
+			if (!f->required && f->state == HC_OK && !f->shown)
 				continue;
-			if (f->group != HC_HOST && f->group != HC_QEMU)
+			if (!hc_group_implemented(f->group))
 				continue;
 			ui_put(ui, y, 4, 1, role, mark);
 			ui_putf(ui, y++, 6, width - 4, R_NORMAL, "%s%s%s%s%s%s", f->name,
@@ -514,8 +506,8 @@ doctor_details(struct ui *ui, struct wizard *w)
 			     f->state == HC_OK	   ? R_PASS
 			     : f->state == HC_WARN ? R_WARN
 						   : (f->required ? R_FAIL : R_DIM),
-			     "%-8s %-7s %s%s%s", hc_group_name(f->group), hc_state_str(f->state),
-			     f->name, f->detail ? ": " : "", f->detail ? f->detail : "");
+			     "%-8s %-7s %s%s%s", f->group, hc_state_str(f->state), f->name,
+			     f->detail ? ": " : "", f->detail ? f->detail : "");
 		if (f->fix)
 			textdoc_addf(d, R_NORMAL, "                 fix: %s", f->fix);
 	}

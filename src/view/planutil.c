@@ -80,13 +80,13 @@ plan_cmdline(const struct plan *plan, struct strbuf *out)
 			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)plan->mem);
 		add_opt(out, "--mem", buf);
 	}
-	if (plan->shards > 1) {
-		snprintf(buf, sizeof(buf), "%u", plan->shards);
-		add_opt(out, "--shards", buf);
-	}
 	if (plan->test_timeout) {
 		snprintf(buf, sizeof(buf), "%u", plan->test_timeout);
 		add_opt(out, "--test-timeout", buf);
+	}
+	if (plan->rerun_failures) {
+		snprintf(buf, sizeof(buf), "%u", plan->rerun_failures);
+		add_opt(out, "--rerun-failures", buf);
 	}
 	if (plan->stop_on_crash)
 		add_arg(out, "--stop-on-crash");

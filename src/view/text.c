@@ -100,7 +100,7 @@ next_unit(const char *s, size_t *i, int col, bool ascii, char *buf, int *cols)
 		*cols = w;
 		return 1;
 	}
-	if (cp < 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
+	if (cp < 0 || term_is_control(cp)) {
 		strcpy(buf, "?");
 		*cols = 1;
 		return 1;

@@ -36,6 +36,14 @@ check "a test of another filesystem is refused (exit 2)" test "$rc" -eq 2
 check "it names the test and a configuration for it" \
 	grep -q "'xfs/001' is a test for xfs, and no chosen configuration is xfs.*-c xfs/4k" <<<"$err"
 
+err=$("$FSWB" run --shards 2 2>&1)
+rc=$?
+check "--shards 2 is refused (exit 2)" test "$rc" -eq 2
+check "it says sharding is not available yet" grep -q "shards: running on 2 guests at once is not available yet" <<<"$err"
+printf '{"version": 1, "shards": 3}\n' >"$T/shards.json"
+err=$("$FSWB" plan --plan "$T/shards.json" --dump 2>&1)
+check "a plan file with shards 3 is refused" grep -q "shards: running on 3 guests at once is not available yet" <<<"$err"
+
 err=$("$FSWB" plan --dump --cpus 2 --mem lots 2>&1)
 check "bad size names the option" grep -q -- "--mem: 'lots' is not a size" <<<"$err"
 
@@ -47,6 +55,18 @@ check "profiles lists the smoke set" grep -qE '^  smoke +[A-Z]' <<<"$list"
 
 show=$("$FSWB" profiles show xfs/1k)
 check "profiles show gives MKFS_OPTIONS" grep -qE '^  MKFS_OPTIONS +.*-b size=1024' <<<"$show"
+check "profiles lists ext4/all" grep -qE '^  ext4/all +ext4/4k ext4/1k ' <<<"$list"
+
+# -c takes the names xfstests-bld users type
+json=$("$FSWB" plan --dump -c ext4/default,xfs,4k,bigalloc generic/001)
+check "-c ext4/default, xfs, 4k and bigalloc name ext4/4k, xfs/4k and ext4/bigalloc_4k" \
+	test "$(jq -c .configs <<<"$json")" = '["ext4/4k","xfs/4k","ext4/bigalloc_4k"]'
+json=$("$FSWB" plan --dump -c all generic/001)
+check "-c all is ext4's all.list" test "$(jq '.configs | length' <<<"$json")" -eq 11
+err=$("$FSWB" plan --dump -c nosuchfs generic/001 2>&1)
+check "-c nosuchfs suggests nothing far-fetched" bash -c "! grep -q 'did you mean' <<<\"\$1\"" _ "$err"
+json=$("$FSWB" plan --dump -c ext4 '*/001' 'generic/00?')
+check "test patterns as check takes them" grep -q '"\*/001"' <<<"$json"
 
 json=$("$FSWB" plan -c ext4/4k,xfs/1k -g quick -x dangerous -e generic/002 --cpus 1 --mem 1G --dump generic/001)
 check "plan --dump is JSON with the configs" grep -q '"xfs/1k"' <<<"$json"

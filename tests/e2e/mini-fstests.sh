@@ -499,4 +499,64 @@ check "interrupted: check.log counts the test in progress as run" grep -qx 'Ran:
 check "interrupted: check.time is intact" bash -c "! grep -qv '^[a-z0-9]*/[0-9]* [0-9]*$' '$R/check.time'"
 check "no check temporary file is left at the end" test -z "$(ls -A "$TMPDIR")"
 
+#
+# 10. TEST_DIR is mounted with TEST_FS_MOUNT_OPTS, as fstests' _test_mount
+#     does (MOUNT_OPTIONS is for SCRATCH only); an xfs TEST_LOGDEV is given
+#     to mount, and to the check after the test, with USE_EXTERNAL=yes. A
+#     test of this run's own records how TEST_DIR is mounted while it runs
+#     (check unmounts it at the end).
+#
+# (the interrupted test above may keep TEST_DIR busy for a moment)
+for _ in $(seq 50); do
+	mountpoint -q "$T/mnt/test" || break
+	umount "$T/mnt/test" 2>/dev/null || sleep 0.2
+done
+printf '%s\n' '#! /bin/bash' '# How TEST_DIR is mounted, for tests/e2e/mini-fstests.sh.' \
+	'. ./common/preamble' '_begin_fstest auto' '_require_test' \
+	'findmnt -no OPTIONS "$TEST_DIR" >"$MINI_TEST_OPTS"' 'echo recorded' 'status=0' 'exit' \
+	>"$M/tests/generic/099"
+printf '%s\n' 'QA output created by 099' 'recorded' >"$M/tests/generic/099.out"
+chmod +x "$M/tests/generic/099"
+echo "099 auto" >>"$M/tests/generic/group.list"
+export MINI_TEST_OPTS=$T/test-opts
+mkfs.ext4 -q -F "$TD" >/dev/null 2>&1
+cat >"$M/local.config" <<EOF
+export FSTYP=ext4
+export TEST_DEV=$TD
+export TEST_DIR=$T/mnt/test
+export SCRATCH_DEV=$SD
+export SCRATCH_MNT=$T/mnt/scratch
+export MOUNT_OPTIONS='-o nodelalloc'
+export TEST_FS_MOUNT_OPTS='-o nodelalloc,noatime'
+EOF
+run_check testopts.out generic/099
+check "TEST_FS_MOUNT_OPTS: the test passes" test "$rc" -eq 0
+check "TEST_FS_MOUNT_OPTS: TEST_DIR is mounted with them" \
+	bash -c "grep -q nodelalloc '$T/test-opts' && grep -q noatime '$T/test-opts' ||
+		{ echo \"mounted with: \$(cat '$T/test-opts')\"; false; }"
+rm -f "$T/test-opts"
+LD=""
+release_log() { [ -n "$LD" ] && losetup -d "$LD"; return 0; }
+at_exit release_log
+if command -v mkfs.xfs >/dev/null && truncate -s 64M "$T/log.img" &&
+	LD=$(losetup -f --show "$T/log.img") &&
+	# (mkfs.xfs makes file systems under 300MB only for fstests, which it
+	# recognises by these variables)
+	TEST_DIR=$T/mnt/test TEST_DEV=$SD QA_CHECK_FS=1 \
+		mkfs.xfs -q -f -l logdev="$LD",size=16m "$SD" >/dev/null 2>&1; then
+	cat >"$M/local.config" <<EOF
+export FSTYP=xfs
+export TEST_DEV=$SD
+export TEST_DIR=$T/mnt/test
+export USE_EXTERNAL=yes
+export TEST_LOGDEV=$LD
+EOF
+	run_check logdev.out generic/099
+	check "TEST_LOGDEV: the test passes on xfs with an external log, checked after it" \
+		test "$rc" -eq 0
+	check "TEST_LOGDEV: TEST_DIR is mounted with logdev=" grep -q "logdev=$LD" "$T/test-opts"
+else
+	skip "TEST_LOGDEV: xfs with an external log on loop devices" "mkfs.xfs is missing or failed"
+fi
+
 done_testing

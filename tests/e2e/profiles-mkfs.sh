@@ -201,7 +201,7 @@ for cfg in "${configs[@]}"; do
 	# mkfs as _scratch_mkfs runs it
 	ext=()
 	case $FSTYP in
-	ext4) mkfs=(mkfs.ext4 -F) ;;
+	ext2 | ext3 | ext4) mkfs=("mkfs.$FSTYP" -F) ;;
 	xfs)
 		mkfs=(mkfs.xfs -f)
 		[ -n "$rt" ] && ext+=("-rrtdev=$rt")
@@ -283,6 +283,9 @@ for cfg in "${configs[@]}"; do
 		mounted=$(awk -v m="$mnt" '$2 == m { print $4 }' /proc/self/mounts)
 		while read -r o; do
 			[ -n "$o" ] || continue
+			# ext4 lists only what differs from its defaults, and these
+			# are on by default in current kernels
+			[[ $FSTYP == ext[234] && $o =~ ^(block_validity|dioread_nolock)$ ]] && continue
 			grep -qE "(^|,)${o}([=:,]|$)" <<<"$mounted" || why+="option '$o' not in '$mounted'; "
 		done < <(mount_option_words)
 		bs=$(wanted_block_size)

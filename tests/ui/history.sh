@@ -61,6 +61,19 @@ check "large: key bar at the bottom" grep -qE 'Enter details' <(sed -n 60p "$T/b
 check "large: marker lines of test starts" grep -qE '▶ \[ +[0-9.]+\] run fstests generic/008' "$T/big.txt"
 ui_stop
 
+# the detail of a failure writes its report for the mailing list
+ui_start 80 24 -- --open 20261203-170239
+check_screen "report: run view" "run 20261203-170239"
+ui_keys Down Down Down Enter
+check_screen "report: the detail of generic/008" "m mail report"
+ui_keys m
+check_screen "report: said where it is" "the report for the mailing list is in"
+R=$FSWB_HOME/data/runs/20261203-170239/report-generic-008.txt
+check "report: the file has the failure" grep -q '^generic/008 on ext4/4k: fail after 11s$' "$R"
+check "report: with its kernel warning" grep -q '^    WARNING: mini-fstests generic/008' "$R"
+check "report: only that test" test "$(grep -c '^generic/00[0-9] on ' "$R")" -eq 1
+ui_stop
+
 # ASCII: LANG=C gives ASCII marks and borders only
 ui_start 80 24 LC_ALL=C LANG=C -- --open 20261203-170239
 check_screen "ascii: run view" "run 20261203-170239"

@@ -27,12 +27,12 @@ check_screen "kernel: checked for the config" "checked for ext4/4k"
 ui_keys Enter
 check_screen "filesystem step" "step 3 of 6"
 ui_settle; ui_screen >"$T/fs.txt"
-check "filesystem: configs listed" grep -qE "xfs/1k +XFS with 1" "$T/fs.txt"
+check "filesystem: configs listed" grep -qE "ext4/1k +ext4 with 1" "$T/fs.txt"
 check "filesystem: the chosen one marked" grep -qE "▸ ext4/4k" "$T/fs.txt"
 check "filesystem: details of the highlighted" grep -qE "│ ext4/4k$" "$T/fs.txt"
 check "filesystem: its disks" grep -qE "disks +TEST 5 GiB, SCRATCH 5 GiB" "$T/fs.txt"
-# add xfs/4k with Space
-ui_keys End Up Up Up Up
+# add xfs/4k with Space: nine configurations below it
+ui_keys End Up Up Up Up Up Up Up Up Up
 ui_keys Space
 check_screen "filesystem: Space selects a second" "▸ xfs/4k"
 ui_keys Enter
@@ -51,7 +51,7 @@ check "tests: the three presets" grep -qE "auto .*quick .*" <(tr '\n' ' ' <"$T/t
 ui_keys x C-u dangerous Enter
 check_screen "tests: exclusion shown" "leave out groups: dangerous"
 # a group from the catalogue, narrowed by typing
-ui_keys Home Down Down Down Enter
+ui_keys Home Down Down Down Down Enter
 check_screen "groups: list with counts" "Groups matching"
 ui_keys s e l f
 check_screen "groups: narrowed" "Groups matching 'self': 1"

@@ -664,6 +664,117 @@ test_builders(void **state)
 	strbuf_release(&s);
 }
 
+/* ---- the order of a session's frames -------------------------------- */
+
+struct order_run {
+	struct agent_order order;
+	const char *sent; /* commands the host sends when a READY comes, in turn */
+};
+
+static enum status
+check_order(const struct agent_msg *m, void *data)
+{
+	struct order_run *o = data;
+	enum status rc = agent_order_check(&o->order, m);
+
+	if (rc == OK && m->type == AGENT_READY && *o->sent) {
+		static const struct {
+			char c;
+			enum agent_type t;
+		} cmds[] = { { 'R', AGENT_RUN }, { 'S', AGENT_SHELL }, { 'P', AGENT_POWEROFF } };
+
+		for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+			if (cmds[i].c == *o->sent)
+				agent_order_sent(&o->order, cmds[i].t);
+		o->sent++;
+	}
+	return rc;
+}
+
+/* Feed the guest's stream; the host answers each READY with the next of sent. */
+static enum status
+order_of(const char *stream, const char *sent, size_t pad, uint64_t result_max)
+{
+	struct order_run o = { .sent = sent };
+	struct agent_reader r;
+	struct strbuf sb = STRBUF_INIT;
+	enum status rc;
+
+	strbuf_adds(&sb, stream);
+	for (size_t i = 0; i < pad; i++)
+		strbuf_addch(&sb, 'x'); /* a payload's first bytes */
+	agent_order_init(&o.order, result_max);
+	agent_reader_init(&r, 0);
+	rc = agent_reader_feed(&r, sb.buf, sb.len, check_order, &o);
+	strbuf_release(&sb);
+	agent_reader_release(&r);
+	return rc;
+}
+
+static void
+test_order(void **state)
+{
+	static const struct {
+		const char *stream, *sent, *error; /* error NULL: in order */
+	} cases[] = {
+		{ "HELLO 1 v a k\nREADY\nOUT +2\nhiRESULT +1\nxEXIT 0\nREADY\nBYE\n", "RP", NULL },
+		{ "HELLO 1 v a k\nREADY\nLOG +1\nxERR +2\nnoREADY\nBYE\n", "RP", NULL },
+		{ "HELLO 1 v a k\nREADY\nSHELLREADY\nREADY\nREADY\nBYE\n", "SP", NULL },
+		{ "HELLO 1 v a k\nHB 3\nLOG +1\nxFROB +2\nzzREADY\nBYE\n", "P", NULL },
+		{ "READY\n", "", "READY came out of order (before HELLO" },
+		{ "OUT +1\nx", "", "OUT came out of order (before HELLO" },
+		{ "HELLO 1 v a k\nHELLO 1 v a k\n", "",
+		  "HELLO came out of order (between HELLO and READY" },
+		{ "HELLO 1 v a k\nREADY\nOUT +1\nx", "",
+		  "OUT came out of order (while the agent waits" },
+		{ "HELLO 1 v a k\nREADY\nEXIT 0\n", "R", "EXIT came out of order (before RESULT" },
+		{ "HELLO 1 v a k\nREADY\nRESULT +0\nRESULT +0\n", "R",
+		  "RESULT came out of order (twice for one RUN" },
+		{ "HELLO 1 v a k\nREADY\nRESULT +0\nEXIT 0\nEXIT 1\n", "R",
+		  "EXIT came out of order (twice" },
+		{ "HELLO 1 v a k\nREADY\nRESULT +0\nEXIT 0\nRESULT +0\n", "R",
+		  "RESULT came out of order (twice for one RUN" },
+		{ "HELLO 1 v a k\nREADY\nRESULT +0\nEXIT 0\nOUT +1\nx", "R",
+		  "OUT came out of order (after RESULT" },
+		{ "HELLO 1 v a k\nREADY\nRESULT +0\nOUT +1\nx", "R",
+		  "OUT came out of order (after RESULT" },
+		{ "HELLO 1 v a k\nREADY\nERR +1\nxRESULT +0\n", "R",
+		  "RESULT came out of order (after ERR" },
+		{ "HELLO 1 v a k\nREADY\nOUT +1\nxREADY\n", "R",
+		  "READY came out of order (before the RUN's EXIT" },
+		{ "HELLO 1 v a k\nREADY\nSHELLREADY\n", "R",
+		  "SHELLREADY came out of order (while check runs" },
+		{ "HELLO 1 v a k\nREADY\nBYE\n", "R", "BYE came out of order (while check runs" },
+		{ "HELLO 1 v a k\nREADY\nRUN\n", "R", "RUN came out of order (while check runs" },
+		{ "HELLO 1 v a k\nREADY\nSHELLREADY\nSHELLREADY\n", "S",
+		  "SHELLREADY came out of order (as the answer" },
+		{ "HELLO 1 v a k\nREADY\nOUT +1\nx", "P", "OUT came out of order (after POWEROFF" },
+		{ "HELLO 1 v a k\nREADY\nBYE\nLOG +1\nx", "P", "LOG came out of order (after BYE" },
+		{ "HELLO 1 v a k\nREADY\nBYE\nBYE\n", "P", "BYE came out of order (after BYE" },
+		/* caps */
+		{ "HELLO 1 v a k\nREADY\nRESULT +2000\n", "R",
+		  "RESULT of 2.0 KiB: larger than the results may be (1 KiB; --max-results)" },
+		{ "HELLO 1 v a k\nREADY\nRESULT +68719476736\n", "R", "RESULT of 64 GiB" },
+		{ "HELLO 1 v a k\nREADY\nOUT +65537\n", "R", "OUT of 65537 bytes" },
+		{ "HELLO 1 v a k\nLOG +70000\n", "", "LOG of 70000 bytes" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		enum status rc = order_of(
+			cases[i].stream, cases[i].sent,
+			cases[i].error && strstr(cases[i].error, " of ") ? 70000 : 0, 1024);
+
+		if (!cases[i].error) {
+			if (rc != OK)
+				fail_msg("case %zu: %s", i, error_msg());
+			continue;
+		}
+		if (rc != ERR_PROTOCOL || !strstr(error_msg(), cases[i].error))
+			fail_msg("case %zu: want '%s', got %s: %s", i, cases[i].error,
+				 status_name(rc), rc == OK ? "" : error_msg());
+	}
+}
+
 static enum status
 first_msg(const struct agent_msg *m, void *data)
 {
@@ -1020,7 +1131,33 @@ struct conn {
 	enum status rc;
 	char *work;
 	int errfd;
+	/* the real agent's frames checked against the order the host expects */
+	struct agent_order order;
+	struct agent_reader sent; /* what the host queued, to see its commands */
+	size_t sent_off;
 };
+
+/* Each frame from the agent is in the order agent_order_check() wants. */
+static enum status
+record_in_order(const struct agent_msg *m, void *data)
+{
+	struct conn *c = data;
+
+	if (agent_order_check(&c->order, m) != OK)
+		fail_msg("the agent's %s is out of order: %s", agent_type_name(m->type),
+			 error_msg());
+	return record(m, &c->rs);
+}
+
+static enum status
+note_command(const struct agent_msg *m, void *data)
+{
+	struct conn *c = data;
+
+	if (m->offset == 0)
+		agent_order_sent(&c->order, m->type);
+	return OK;
+}
 
 static void
 on_agent_out(struct loop *loop, int fd, short revents, void *data)
@@ -1031,7 +1168,7 @@ on_agent_out(struct loop *loop, int fd, short revents, void *data)
 
 	if (n > 0) {
 		if (c->rc == OK)
-			c->rc = agent_reader_feed(&c->reader, buf, (size_t)n, record, &c->rs);
+			c->rc = agent_reader_feed(&c->reader, buf, (size_t)n, record_in_order, c);
 		if (c->rc != OK)
 			fail_msg("protocol error from the agent: %s", error_msg());
 		return;
@@ -1043,7 +1180,7 @@ on_agent_out(struct loop *loop, int fd, short revents, void *data)
 	c->child->out = -1;
 	c->eof = true;
 	if (c->rc == OK)
-		c->rc = agent_reader_eof(&c->reader, record, &c->rs);
+		c->rc = agent_reader_eof(&c->reader, record_in_order, c);
 }
 
 static void
@@ -1060,7 +1197,7 @@ on_agent_in(struct loop *loop, int fd, short revents, void *data)
 	c->outq_off += (size_t)n;
 	if (c->outq_off == c->outq.len) {
 		strbuf_reset(&c->outq);
-		c->outq_off = 0;
+		c->outq_off = c->sent_off = 0;
 		loop_del_fd(loop, fd);
 		c->writing = false;
 	}
@@ -1070,6 +1207,16 @@ on_agent_in(struct loop *loop, int fd, short revents, void *data)
 static void
 flush(struct conn *c)
 {
+	/* the commands the host sent (a malformed one, sent on purpose, ends this) */
+	if (c->outq.len > c->sent_off &&
+	    agent_reader_feed(&c->sent, c->outq.buf + c->sent_off, c->outq.len - c->sent_off,
+			      note_command, c) != OK) {
+		/* a malformed command, sent on purpose: the agent refuses it */
+		agent_order_sent(&c->order, AGENT_UNKNOWN);
+		agent_reader_release(&c->sent);
+		agent_reader_init(&c->sent, 0);
+	}
+	c->sent_off = c->outq.len;
 	if (c->outq.len > c->outq_off && !c->writing) {
 		assert_int_equal(loop_add_fd(c->loop, c->child->in, POLLOUT, on_agent_in, c), OK);
 		c->writing = true;
@@ -1095,6 +1242,8 @@ conn_start(struct conn *c, const struct shell *sh, const char *tag)
 	memset(c, 0, sizeof(*c));
 	c->loop = loop_new();
 	agent_reader_init(&c->reader, 0);
+	agent_reader_init(&c->sent, 0);
+	agent_order_init(&c->order, UINT64_C(1) << 30);
 	strbuf_init(&c->outq);
 	c->work = xasprintf("%s/work-%s", test_scratch, tag);
 	c->errfd = open(errlog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -1127,6 +1276,7 @@ conn_free(struct conn *c)
 		loop_del_fd(c->loop, c->child->out);
 	child_free(c->child);
 	agent_reader_release(&c->reader);
+	agent_reader_release(&c->sent);
 	recs_clear(&c->rs);
 	strbuf_release(&c->outq);
 	loop_free(c->loop);
@@ -1648,6 +1798,7 @@ main(void)
 		cmocka_unit_test(test_reader_sync),
 		cmocka_unit_test(test_builders),
 		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_job_env),
 		cmocka_unit_test(test_job_env_empty_and_bad),
 	};

@@ -491,6 +491,40 @@ test_name_fits(void **state)
 	assert_false(catalogue_name_fits("ext4/001", "xfs"));
 	assert_false(catalogue_name_fits("xfs/001", "xfsx"));
 	assert_false(catalogue_name_fits("overlay/001", "ext4"));
+	/* a glob in the directory, as check expands "*\/001" */
+	assert_true(catalogue_name_fits("*/001", "ext4"));
+	assert_true(catalogue_name_fits("e*/001", "ext2"));
+	assert_true(catalogue_name_fits("[gx]*/001", "btrfs"));
+	assert_false(catalogue_name_fits("x*/001", "ext4"));
+}
+
+/* Test names from a guest or an imported file name files: nothing else passes. */
+static void
+test_test_name_ok(void **state)
+{
+	static const char *const good[] = { "generic/001", "ext4/054", "xfs/1024",
+					    "btrfs/a-b_c.1" };
+	static const char *const bad[] = { "",
+					   "generic",
+					   "generic/",
+					   "/etc/passwd",
+					   "../../x",
+					   "generic/../../x",
+					   "generic/..",
+					   "./001",
+					   "generic/.hidden",
+					   "generic/-rf",
+					   "generic//001",
+					   "a/b/c",
+					   "generic/001 ",
+					   "generic/0\0331",
+					   "generic/00\n1" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++)
+		assert_true(catalogue_test_name_ok(good[i]));
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		if (catalogue_test_name_ok(bad[i]))
+			fail_msg("'%s' passed as a test name", bad[i]);
 }
 
 int
@@ -500,6 +534,7 @@ main(void)
 		cmocka_unit_test(test_name_fits),    cmocka_unit_test(test_load),
 		cmocka_unit_test(test_select),	     cmocka_unit_test(test_exclude_entries),
 		cmocka_unit_test(test_mini_fstests), cmocka_unit_test(test_real_tree),
+		cmocka_unit_test(test_test_name_ok),
 	};
 
 	return cmocka_run_group_tests_name("catalogue", tests, setup, teardown);

@@ -579,6 +579,59 @@ test_reader_linux(void **state)
 	free(tree);
 }
 
+/*
+ * The shipped base fragment asks for scsi_debug as a module (fstests loads
+ * it with parameters and unloads it), with module support to keep it one,
+ * and for the config in /proc that _require_kernel_config reads; a
+ * kernel with them passes, one with scsi_debug left out does not.
+ */
+static void
+test_shipped_fragment_modules(void **state)
+{
+	char *path = test_path("profiles/kconfig/fstests.config");
+	struct kconfig_requests rq;
+	struct kconfig_values *v = kconfig_values_new();
+	struct kconfig_report rep;
+	const struct kconfig_result *r;
+
+	(void)state;
+	kconfig_requests_init(&rq);
+	assert_int_equal(
+		kconfig_requests_add_fragment(&rq, path, "kconfig/fstests.config", KCONFIG_WANT),
+		OK);
+	assert_string_equal(kconfig_requests_find(&rq, "SCSI_DEBUG")->value, "m");
+	assert_string_equal(kconfig_requests_find(&rq, "MODULES")->value, "y");
+	assert_string_equal(kconfig_requests_find(&rq, "IKCONFIG_PROC")->value, "y");
+	assert_string_equal(kconfig_requests_find(&rq, "UNICODE")->value, "y");
+
+	assert_int_equal(kconfig_values_parse(v,
+					      "CONFIG_MODULES=y\nCONFIG_SCSI_DEBUG=m\n"
+					      "CONFIG_IKCONFIG=y\nCONFIG_IKCONFIG_PROC=y\n",
+					      "built.config"),
+			 OK);
+	kconfig_check_values(v, "built.config", NULL, &rq, KCONFIG_MERGED, &rep);
+	r = result(&rep, "SCSI_DEBUG");
+	assert_int_equal(r->verdict, KV_SET);
+	assert_int_equal(result(&rep, "IKCONFIG_PROC")->verdict, KV_SET);
+	kconfig_report_release(&rep);
+	kconfig_values_free(v);
+
+	v = kconfig_values_new();
+	assert_int_equal(kconfig_values_parse(v,
+					      "CONFIG_MODULES=y\n# CONFIG_SCSI_DEBUG is not set\n",
+					      "other.config"),
+			 OK);
+	kconfig_check_values(v, "other.config", NULL, &rq, 0, &rep);
+	r = result(&rep, "SCSI_DEBUG");
+	assert_false(kconfig_result_ok(r));
+	assert_why(r, "CONFIG_SCSI_DEBUG is not set");
+	assert_false(kconfig_result_ok(result(&rep, "IKCONFIG_PROC")));
+	kconfig_report_release(&rep);
+	kconfig_values_free(v);
+	kconfig_requests_release(&rq);
+	free(path);
+}
+
 int
 main(void)
 {
@@ -592,6 +645,7 @@ main(void)
 		cmocka_unit_test(test_reader_unknown_keyword),
 		cmocka_unit_test(test_check_verdicts),
 		cmocka_unit_test(test_check_own_config),
+		cmocka_unit_test(test_shipped_fragment_modules),
 		cmocka_unit_test(test_reader_linux),
 	};
 

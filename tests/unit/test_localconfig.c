@@ -16,11 +16,12 @@
 #include "fstests/localconfig.h"
 
 /* The variables the checks print, in this order, after reading the file. */
-#define VARS                                                                              \
-	"FSTYP TEST_DEV TEST_DIR SCRATCH_DEV SCRATCH_DEV_POOL SCRATCH_MNT MKFS_OPTIONS "  \
-	"MOUNT_OPTIONS USE_EXTERNAL TEST_LOGDEV SCRATCH_LOGDEV TEST_RTDEV SCRATCH_RTDEV " \
+#define VARS                                                                                   \
+	"FSTYP TEST_DEV TEST_DIR SCRATCH_DEV SCRATCH_DEV_POOL SCRATCH_MNT MKFS_OPTIONS "       \
+	"MOUNT_OPTIONS TEST_FS_MOUNT_OPTS USE_EXTERNAL TEST_LOGDEV SCRATCH_LOGDEV TEST_RTDEV " \
+	"SCRATCH_RTDEV "                                                                       \
 	"LOGWRITES_DEV RESULT_BASE SOAK_DURATION WEIRD"
-#define NVARS 17
+#define NVARS 18
 
 static struct fs_config
 cfg(char *name, char *fstyp, char *mkfs, char *mount)
@@ -118,7 +119,7 @@ test_plain_simple(void **state)
 	const char *want[NVARS] = { "ext4",	    "/dev/vdb", "/mnt/test", "/dev/vdc", "<unset>",
 				    "/mnt/scratch", "<unset>",	"<unset>",   "<unset>",	 "<unset>",
 				    "<unset>",	    "<unset>",	"<unset>",   "<unset>",	 "<unset>",
-				    "<unset>",	    "<unset>" };
+				    "<unset>",	    "<unset>",	"<unset>" };
 
 	(void)state;
 	assert_int_equal(localconfig_write(&s, 1, NULL, NULL, &out), OK);
@@ -150,11 +151,24 @@ test_plain_quoting(void **state)
 	struct strbuf out = STRBUF_INIT;
 	struct strvec env = STRVEC_INIT, got = STRVEC_INIT;
 	char *path;
-	const char *want[NVARS] = {
-		"ext4",	   "/dev/vdb", "/mnt/test dir",	 "/dev/vdc", "<unset>", "/mnt/scr'atch",
-		mkfs,	   mount,      "<unset>",	 "<unset>",  "<unset>", "<unset>",
-		"<unset>", "<unset>",  "/res $ults/'x'", soak,	     weird
-	};
+	const char *want[NVARS] = { "ext4",
+				    "/dev/vdb",
+				    "/mnt/test dir",
+				    "/dev/vdc",
+				    "<unset>",
+				    "/mnt/scr'atch",
+				    mkfs,
+				    mount,
+				    mount,
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "/res $ults/'x'",
+				    soak,
+				    weird };
 
 	(void)state;
 	d.test_dir = "/mnt/test dir";
@@ -183,16 +197,16 @@ test_plain_devices(void **state)
 	struct strvec got = STRVEC_INIT;
 	char *path;
 	const char *want_pool[NVARS] = {
-		"btrfs",	"/dev/vdb", "/mnt/test", "<unset>",  "/dev/vdc /dev/vdd /dev/vde",
-		"/mnt/scratch", "<unset>",  "<unset>",	 "<unset>",  "<unset>",
-		"<unset>",	"<unset>",  "<unset>",	 "/dev/vdf", "<unset>",
-		"<unset>",	"<unset>"
+		"btrfs",	"/dev/vdb", "/mnt/test", "<unset>", "/dev/vdc /dev/vdd /dev/vde",
+		"/mnt/scratch", "<unset>",  "<unset>",	 "<unset>", "<unset>",
+		"<unset>",	"<unset>",  "<unset>",	 "<unset>", "/dev/vdf",
+		"<unset>",	"<unset>",  "<unset>"
 	};
 	const char *want_log[NVARS] = { "xfs",	   "/dev/vdb",	   "/mnt/test", "/dev/vdc",
 					"<unset>", "/mnt/scratch", "-m crc=1",	"<unset>",
-					"yes",	   "/dev/vdg",	   "/dev/vdh",	"<unset>",
+					"<unset>", "yes",	   "/dev/vdg",	"/dev/vdh",
 					"<unset>", "<unset>",	   "<unset>",	"<unset>",
-					"<unset>" };
+					"<unset>", "<unset>" };
 
 	(void)state;
 	c.pool_devices = 3;
@@ -282,6 +296,138 @@ test_bad_input(void **state)
 	assert_int_equal(localconfig_write(s, 0, NULL, NULL, &out), ERR_INVALID);
 	assert_int_equal(out.len, 0);
 	strbuf_release(&out);
+}
+
+/* A configuration's own settings (FSX_AVOID for bigalloc) reach local.config. */
+static void
+test_config_env(void **state)
+{
+	struct fs_config big = cfg("ext4/bigalloc_4k", "ext4", "-O bigalloc", "");
+	struct fs_config plain = cfg("ext4/4k", "ext4", "", "");
+	struct localconfig_section s[2] = { { &big, &vd }, { &plain, &vd } };
+	struct strbuf out = STRBUF_INIT;
+	struct strvec env = STRVEC_INIT, got = STRVEC_INIT;
+	const char *tail;
+	char *path;
+
+	(void)state;
+	strvec_init(&big.env);
+	strvec_push(&big.env, "FSX_AVOID=-C -I");
+	strvec_push(&big.env, "XFS_IO_AVOID=fcollapse finsert");
+	strvec_push(&env, "SOAK_DURATION=180");
+	assert_int_equal(localconfig_write(s, 1, NULL, &env, &out), OK);
+	assert_non_null(strstr(out.buf, "\nexport FSX_AVOID='-C -I'\n"));
+	path = write_text(out.buf);
+	run_bash("set -e; . \"$1\"; bash -c 'printf \"%s\\0\" \"$FSX_AVOID\" "
+		 "\"$XFS_IO_AVOID\" \"$SOAK_DURATION\"'",
+		 path, &got);
+	assert_int_equal(got.n, 3);
+	assert_string_equal(got.v[0], "-C -I");
+	assert_string_equal(got.v[1], "fcollapse finsert");
+	assert_string_equal(got.v[2], "180");
+	strvec_clear(&got);
+	free(path);
+
+	/* check carries a section's settings into the next: the next empties them */
+	strbuf_reset(&out);
+	assert_int_equal(localconfig_write(s, 2, NULL, &env, &out), OK);
+	tail = strstr(out.buf, "\n[ext4_4k]\n");
+	assert_non_null(tail);
+	assert_non_null(strstr(tail, "\nFSX_AVOID=\n"));
+	assert_non_null(strstr(tail, "\nXFS_IO_AVOID=\n"));
+	assert_null(strstr(tail, "\nSOAK_DURATION=\n"));
+
+	/* the run may not replace what the configuration sets */
+	strbuf_reset(&out);
+	strvec_push(&env, "FSX_AVOID=-W");
+	assert_int_equal(localconfig_write(s, 1, NULL, &env, &out), ERR_INVALID);
+	assert_string_equal(error_msg(), "config 'ext4/bigalloc_4k' sets FSX_AVOID itself; the "
+					 "extra setting 'FSX_AVOID=-W' would replace it");
+	assert_int_equal(out.len, 0);
+	strvec_clear(&env);
+	strvec_clear(&big.env);
+	strbuf_release(&out);
+}
+
+/*
+ * Every shipped configuration: its local.config, sourced by bash as check
+ * sources it, gives each variable what the profile and its devices say.
+ */
+static void
+test_shipped_profiles(void **state)
+{
+	char *dir = test_path("profiles");
+	struct localconfig_devices d = vd;
+	struct strvec env = STRVEC_INIT;
+	struct profiles p;
+
+	(void)state;
+	assert_int_equal(profiles_load(dir, &p), OK);
+	d.test_logdev = "/dev/vdt";
+	d.scratch_logdev = "/dev/vdu";
+	d.test_rtdev = "/dev/vdv";
+	d.scratch_rtdev = "/dev/vdw";
+	d.logwrites_dev = "/dev/vdx";
+	strvec_push(&env, "SOAK_DURATION=180");
+	for (size_t i = 0; i < p.nconfigs; i++) {
+		const struct fs_config *c = &p.configs[i];
+		struct localconfig_section s = { c, &d };
+		struct strbuf out = STRBUF_INIT, script = STRBUF_INIT;
+		struct strvec got = STRVEC_INIT, pool = STRVEC_INIT;
+		bool ext = c->logdev_size || c->rtdev_size;
+		char *path, *joined;
+		const char *want[NVARS];
+
+		for (unsigned k = 0; k < c->pool_devices; k++)
+			strvec_pushf(&pool, "/dev/pool%u", k);
+		joined = strvec_join(&pool, " ");
+		d.scratch_pool = pool.n ? (const char *const *)pool.v : NULL;
+		want[0] = c->fstyp;
+		want[1] = "/dev/vdb";
+		want[2] = "/mnt/test";
+		want[3] = c->pool_devices ? "<unset>" : "/dev/vdc";
+		want[4] = c->pool_devices ? joined : "<unset>";
+		want[5] = "/mnt/scratch";
+		want[6] = *c->mkfs_options ? c->mkfs_options : "<unset>";
+		want[7] = *c->mount_options ? c->mount_options : "<unset>";
+		want[8] = want[7]; /* TEST_DIR is mounted as SCRATCH is */
+		want[9] = ext ? "yes" : "<unset>";
+		want[10] = c->logdev_size ? "/dev/vdt" : "<unset>";
+		want[11] = c->logdev_size ? "/dev/vdu" : "<unset>";
+		want[12] = c->rtdev_size ? "/dev/vdv" : "<unset>";
+		want[13] = c->rtdev_size ? "/dev/vdw" : "<unset>";
+		want[14] = "/dev/vdx";
+		want[15] = "<unset>";
+		want[16] = "180";
+		want[17] = "<unset>";
+		if (localconfig_write(&s, 1, NULL, &env, &out) != OK)
+			fail_msg("%s: %s", c->name, error_msg());
+		path = write_text(out.buf);
+		/* the variables, then each of the configuration's own settings */
+		strbuf_addf(&script, "set -e; . \"$1\"; %s; ", child_print);
+		for (size_t k = 0; k < c->env.n; k++)
+			strbuf_addf(&script, "printf '%%s\\0' \"$%.*s\"; ",
+				    (int)strcspn(c->env.v[k], "="), c->env.v[k]);
+		run_bash(script.buf, path, &got);
+		for (size_t k = 0; k < NVARS; k++)
+			if (k >= got.n || strcmp(got.v[k], want[k]))
+				fail_msg("%s: variable %zu of '" VARS "' is '%s', want '%s'",
+					 c->name, k, k < got.n ? got.v[k] : "(none)", want[k]);
+		assert_int_equal(got.n, NVARS + c->env.n);
+		for (size_t k = 0; k < c->env.n; k++)
+			if (strcmp(got.v[NVARS + k], strchr(c->env.v[k], '=') + 1))
+				fail_msg("%s: %s came out as '%s'", c->name, c->env.v[k],
+					 got.v[NVARS + k]);
+		free(path);
+		free(joined);
+		strvec_clear(&pool);
+		strvec_clear(&got);
+		strbuf_release(&script);
+		strbuf_release(&out);
+	}
+	profiles_release(&p);
+	strvec_clear(&env);
+	free(dir);
 }
 
 static void
@@ -396,19 +542,43 @@ test_sections_real_parser(void **state)
 	struct strbuf out = STRBUF_INIT;
 	struct strvec env = STRVEC_INIT, got = STRVEC_INIT;
 	char *path;
-	const char *w0[NVARS] = {
-		"ext4",		"/dev/vdb", "/mnt/test",     "/dev/vdc", "",
-		"/mnt/scratch", "-b 1024",  "-o nodelalloc", "",	 "<unset>",
-		"<unset>",	"<unset>",  "<unset>",	     "",	 "/res",
-		"3m",		"a$b"
-	};
+	const char *w0[NVARS] = { "ext4",
+				  "/dev/vdb",
+				  "/mnt/test",
+				  "/dev/vdc",
+				  "",
+				  "/mnt/scratch",
+				  "-b 1024",
+				  "-o nodelalloc",
+				  "-o nodelalloc",
+				  "",
+				  "<unset>",
+				  "<unset>",
+				  "<unset>",
+				  "<unset>",
+				  "",
+				  "/res",
+				  "3m",
+				  "a$b" };
 	/* Same FSTYP, no options of its own: check's defaults, not 1k's. */
-	const char *w1[NVARS] = {
-		"ext4",		"/dev/vdb", "/mnt/test",	 "/dev/vdc", "",
-		"/mnt/scratch", " ",	    "-o acl,user_xattr", "",	     "<unset>",
-		"<unset>",	"<unset>",  "<unset>",		 "",	     "/res",
-		"3m",		"a$b"
-	};
+	const char *w1[NVARS] = { "ext4",
+				  "/dev/vdb",
+				  "/mnt/test",
+				  "/dev/vdc",
+				  "",
+				  "/mnt/scratch",
+				  " ",
+				  "-o acl,user_xattr",
+				  "-o acl,user_xattr",
+				  "",
+				  "<unset>",
+				  "<unset>",
+				  "<unset>",
+				  "<unset>",
+				  "",
+				  "/res",
+				  "3m",
+				  "a$b" };
 	const char *w2[NVARS] = { "xfs",
 				  "/dev/vdb",
 				  "/mnt/test",
@@ -416,6 +586,7 @@ test_sections_real_parser(void **state)
 				  "",
 				  "/mnt/scratch",
 				  "-l size=16m",
+				  "",
 				  "",
 				  "yes",
 				  "",
@@ -435,6 +606,7 @@ test_sections_real_parser(void **state)
 				  "/mnt/scratch",
 				  "",
 				  "",
+				  "",
 				  "no",
 				  "",
 				  "",
@@ -446,9 +618,9 @@ test_sections_real_parser(void **state)
 				  "a$b" };
 	/* A new FSTYP without USE_EXTERNAL: check clears the external devices. */
 	const char *w4[NVARS] = { "xfs",	  "/dev/vdb", "/mnt/test", "/dev/vdc", "",
-				  "/mnt/scratch", odd,	      "",	   "<unset>",  "<unset>",
-				  "<unset>",	  "<unset>",  "<unset>",   "",	       "/res",
-				  "3m",		  "a$b" };
+				  "/mnt/scratch", odd,	      "",	   "",	       "<unset>",
+				  "<unset>",	  "<unset>",  "<unset>",   "<unset>",  "",
+				  "/res",	  "3m",	      "a$b" };
 	const char *const *want[5] = { w0, w1, w2, w3, w4 };
 	const char *names[5] = { "[ext4_1k]", "[ext4_4k]", "[xfs_logdev]", "[btrfs_pool]",
 				 "[xfs_odd]" };
@@ -487,6 +659,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_simple),  cmocka_unit_test(test_plain_quoting),
 		cmocka_unit_test(test_plain_devices), cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_config_env),    cmocka_unit_test(test_shipped_profiles),
 		cmocka_unit_test(test_section_names), cmocka_unit_test(test_sections_real_parser),
 	};
 

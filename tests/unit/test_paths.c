@@ -2,11 +2,14 @@
 /* Paths: XDG dirs and their overrides, joins, trees, whole-file I/O, atomic writes. */
 #include "testlib.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/logfile.h"
 #include "core/paths.h"
 #include "core/rundir.h"
 
@@ -204,6 +207,88 @@ test_which(void **state)
 	free(tool);
 }
 
+/* Below an untrusted directory: no symlink followed, no FIFO waited on, no "..". */
+static void
+test_beneath(void **state)
+{
+	char *dir = test_tmp("beneath"), *host = test_tmp("host-secret");
+	char *p, *text = NULL;
+	size_t len;
+	int fd;
+
+	test_write(host, "secret\n");
+	p = path_join(dir, "generic/001.full");
+	test_write(p, "full\n");
+	free(p);
+	p = path_join(dir, "result.xml");
+	assert_int_equal(symlink(host, p), 0);
+	free(p);
+	p = path_join(dir, "xfs");
+	assert_int_equal(symlink("generic", p), 0);
+	free(p);
+	p = path_join(dir, "check.log");
+	assert_int_equal(mkfifo(p, 0644), 0);
+	free(p);
+
+	assert_int_equal(read_file_beneath(dir, "generic/001.full", 100, &text, &len), OK);
+	assert_string_equal(text, "full\n");
+	free(text);
+	assert_true(file_beneath(dir, "generic/001.full"));
+	assert_true(dir_beneath(dir, "generic"));
+	/* a symlink as the file, or on the way to it */
+	assert_int_not_equal(read_file_beneath(dir, "result.xml", 100, &text, &len), OK);
+	assert_non_null(strstr(error_msg(), "result.xml"));
+	assert_false(file_beneath(dir, "result.xml"));
+	assert_false(file_beneath(dir, "xfs/001.full"));
+	assert_false(dir_beneath(dir, "xfs"));
+	/* a FIFO: refused at once, not waited on */
+	assert_int_equal(read_file_beneath(dir, "check.log", 100, &text, &len), ERR_INVALID);
+	assert_non_null(strstr(error_msg(), "not a regular file"));
+	/* names that climb out */
+	errno = 0;
+	assert_true(open_beneath(dir, "../host-secret", O_RDONLY, 0) < 0);
+	assert_int_equal(errno, EINVAL);
+	assert_true(open_beneath(dir, "/etc/passwd", O_RDONLY, 0) < 0);
+	assert_true(open_beneath(dir, "generic//001.full", O_RDONLY, 0) < 0);
+	assert_true(open_beneath(dir, "generic/./001.full", O_RDONLY, 0) < 0);
+	assert_true(open_beneath(dir, "generic/", O_RDONLY, 0) < 0);
+	fd = open_beneath(dir, "generic/001.full", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	free(dir);
+	free(host);
+}
+
+/* A capped log is cut once, with its note, and never written through a symlink. */
+static void
+test_logfile_cap(void **state)
+{
+	char *dir = test_tmp("logs"), *p, *text;
+	struct logfile f;
+
+	mkdir_p(dir, 0755);
+	assert_int_equal(logfile_open(&f, dir, "console.log", 10, NULL), OK);
+	assert_int_equal(logfile_write(&f, "12345", 5), LOGFILE_OK);
+	assert_int_equal(logfile_write(&f, "6789abcdef", 10), LOGFILE_CUT);
+	assert_int_equal(logfile_write(&f, "more", 4), LOGFILE_DROPPED);
+	logfile_close(&f);
+	p = path_join(dir, "console.log");
+	text = test_read(p);
+	assert_string_equal(
+		text, "123456789a\n[fswb: console.log was cut here: it reached its cap of 10 B]\n");
+	free(text);
+	free(p);
+
+	/* a symlink planted where the log goes */
+	p = path_join(dir, "kernel.log");
+	assert_int_equal(symlink("/etc/passwd", p), 0);
+	assert_int_equal(logfile_open(&f, dir, "kernel.log", 10, NULL), ERR_IO);
+	assert_int_equal(logfile_write(&f, "x", 1), LOGFILE_DROPPED);
+	logfile_close(&f);
+	free(p);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -217,6 +302,8 @@ main(void)
 		cmocka_unit_test(test_atomic_write),
 		cmocka_unit_test(test_rundir_list),
 		cmocka_unit_test(test_which),
+		cmocka_unit_test(test_beneath),
+		cmocka_unit_test(test_logfile_cap),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/paths.h"
 #include "core/plan.h"
@@ -60,6 +61,7 @@ full_plan(struct plan *p)
 	p->cpus = 4;
 	p->mem = 3ull << 30;
 	p->test_timeout = 600;
+	p->rerun_failures = 3;
 	p->stop_on_crash = true;
 	p->shell = true;
 	plan_defaults(p);
@@ -112,9 +114,13 @@ test_round_trip(void **state)
 	assert_int_equal(b.cpus, 4);
 	assert_int_equal(b.mem, 3ull << 30);
 	assert_int_equal(b.test_timeout, 600);
+	assert_int_equal(b.rerun_failures, 3);
 	assert_true(b.stop_on_crash);
 	assert_true(b.shell);
 	assert_false(b.dry_run);
+	assert_int_equal(plan_validate(&b, &prof, backends), ERR_INVALID);
+	assert_non_null(strstr(error_msg(), "shards: running on 3 guests at once"));
+	b.shards = 1; /* a plan holds any count; a run takes only 1 for now */
 	assert_int_equal(plan_validate(&b, &prof, backends), OK);
 	free(ja);
 	free(jb);
@@ -257,6 +263,10 @@ test_validate(void **state)
 	strvec_clear(&p.tests.tests);
 	strvec_push(&p.tests.tests, "generic/0*");
 	assert_int_equal(plan_validate(&p, &prof, backends), OK);
+	/* patterns check expands, in the directory too */
+	strvec_push(&p.tests.tests, "*/001");
+	strvec_push(&p.tests.tests, "generic/00?");
+	assert_int_equal(plan_validate(&p, &prof, backends), OK);
 	strvec_clear(&p.tests.tests);
 	strvec_clear(&p.configs);
 	strvec_push(&p.configs, "ext4/4k");
@@ -291,6 +301,8 @@ test_validate(void **state)
 	p.cpus = 1;
 	p.shards = 65;
 	expect_invalid(&p, "shards: 65 is out of range");
+	p.shards = 2;
+	expect_invalid(&p, "shards: running on 2 guests at once is not available yet");
 	p.shards = 1;
 	assert_int_equal(plan_validate(&p, &prof, backends), OK);
 	plan_release(&p);
@@ -310,6 +322,57 @@ test_backend_opts(void **state)
 	assert_string_equal(plan_backend_opt(&p, "host"), "b=c");
 	assert_string_equal(plan_backend_opt(&p, "user"), "root");
 	plan_release(&p);
+}
+
+/* A plan file is data: it cannot name a program; --max-results round-trips. */
+static void
+test_plan_names_no_program(void **state)
+{
+	struct plan p, q;
+	char *json;
+
+	plan_init(&p);
+	plan_init(&q);
+	assert_int_equal(plan_from_json("{\"backend\": {\"name\": \"qemu\", \"options\": "
+					"{\"qemu\": \"/tmp/evil\"}}}",
+					"p.json", &p),
+			 ERR_INVALID);
+	assert_non_null(strstr(error_msg(), "p.json"));
+	assert_non_null(strstr(error_msg(), "backend.options.qemu"));
+	assert_non_null(strstr(error_msg(), "cannot name a program"));
+	/* given on the command line, it is never written into a plan */
+	plan_defaults(&p);
+	plan_set_backend_opt(&p, "qemu", "/opt/qemu/bin/qemu-system-x86_64");
+	plan_set_backend_opt(&p, "accel", "tcg");
+	p.max_results = 3ull << 30;
+	json = plan_to_json(&p);
+	assert_null(strstr(json, "qemu-system"));
+	assert_int_equal(plan_from_json(json, "dump", &q), OK);
+	assert_string_equal(plan_backend_opt(&q, "accel"), "tcg");
+	assert_null(plan_backend_opt(&q, "qemu"));
+	assert_int_equal(q.max_results, 3ull << 30);
+	free(json);
+	plan_release(&p);
+	plan_release(&q);
+}
+
+/* The data directory (runs: what guests sent back) is the user's alone. */
+static void
+test_data_dir_private(void **state)
+{
+	char *runs = NULL, *data = fswb_dir(DIR_DATA);
+	struct stat st;
+
+	assert_int_equal(fswb_dir_make(DIR_DATA, "runs", &runs), OK);
+	assert_int_equal(stat(data, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	chmod(data, 0755);
+	free(runs);
+	assert_int_equal(fswb_dir_make(DIR_DATA, "runs", &runs), OK);
+	assert_int_equal(stat(data, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	free(runs);
+	free(data);
 }
 
 /* plan_check(): each named test is for a chosen configuration's filesystem. */
@@ -372,11 +435,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),     cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_save_load),    cmocka_unit_test(test_copy),
-		cmocka_unit_test(test_bad_json),     cmocka_unit_test(test_validate),
-		cmocka_unit_test(test_backend_opts), cmocka_unit_test(test_kernel_set),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_save_load),
+		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_bad_json),
+		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_backend_opts),
+		cmocka_unit_test(test_kernel_set),
 		cmocka_unit_test(test_test_dirs),
+		cmocka_unit_test(test_plan_names_no_program),
+		cmocka_unit_test(test_data_dir_private),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, setup, teardown);

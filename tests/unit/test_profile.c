@@ -17,13 +17,46 @@
 #include "core/util.h"
 
 static const char *const shipped_configs[] = {
-	"btrfs/compress", "btrfs/default", "ext4/1k",	     "ext4/4k",	     "ext4/bigalloc",
-	"ext4/encrypt",	  "ext4/ext3",	   "ext4/nojournal", "f2fs/default", "xfs/1k",
-	"xfs/4k",	  "xfs/logdev",	   "xfs/realtime",   "xfs/reflink",  "xfs/v4",
+	"btrfs/4k",
+	"btrfs/compress",
+	"btrfs/default",
+	"ext2/1k",
+	"ext2/default",
+	"ext3/default",
+	"ext4/1k",
+	"ext4/4k",
+	"ext4/adv",
+	"ext4/bigalloc_1k",
+	"ext4/bigalloc_4k",
+	"ext4/data_journal",
+	"ext4/dioread_nolock",
+	"ext4/encrypt",
+	"ext4/ext3",
+	"ext4/ext3conv",
+	"ext4/fast_commit",
+	"ext4/inline",
+	"ext4/nojournal",
+	"ext4/quota",
+	"ext4/quota_1k",
+	"f2fs/compress",
+	"f2fs/default",
+	"f2fs/encrypt",
+	"xfs/1k",
+	"xfs/4k",
+	"xfs/adv",
+	"xfs/dirblock_8k",
+	"xfs/logdev",
+	"xfs/quota",
+	"xfs/quota_1k",
+	"xfs/realtime",
+	"xfs/realtime_logdev",
+	"xfs/reflink",
+	"xfs/v4",
 };
 
 static const char *const shipped_fragments[] = {
-	"fstests", "ext4", "xfs", "btrfs", "f2fs", "debug-kasan", "debug-lockdep", "debug-kmemleak",
+	"fstests", "ext4", "xfs",	  "btrfs",	   "f2fs",
+	"ext2",	   "ext3", "debug-kasan", "debug-lockdep", "debug-kmemleak",
 };
 
 static struct profiles shipped;
@@ -90,27 +123,54 @@ test_shipped_devices(void **state)
 	const struct fs_config *c;
 
 	(void)state;
+	/* btrfs/default is one scratch device, as xfstests-bld's; btrfs/4k has the pool */
 	c = profiles_config(&shipped, "btrfs/default");
-	assert_true(c->pool_devices >= 4);
+	assert_int_equal(c->pool_devices, 0);
+	c = profiles_config(&shipped, "btrfs/4k");
+	assert_int_equal(c->pool_devices, 5);
+	assert_string_equal(c->mkfs_options, "-s 4096 -n 4096");
 	c = profiles_config(&shipped, "btrfs/compress");
 	assert_true(c->pool_devices >= 4);
 	assert_non_null(strstr(c->mount_options, "compress"));
+	/* xfstests-bld's log device is 1G, its realtime device 20G */
 	c = profiles_config(&shipped, "xfs/logdev");
-	assert_true(c->logdev_size > 0 && c->logdev_size < c->scratch_size);
+	assert_int_equal(c->logdev_size, 1ull << 30);
 	assert_int_equal(c->rtdev_size, 0);
+	assert_string_equal(c->mount_options, "-o usrquota,grpquota,prjquota");
 	c = profiles_config(&shipped, "xfs/realtime");
-	assert_true(c->rtdev_size > 0 && c->rtdev_size < c->scratch_size);
+	assert_int_equal(c->rtdev_size, 20ull << 30);
 	assert_true(strvec_contains(&c->kconfig, "XFS_RT"));
+	c = profiles_config(&shipped, "xfs/realtime_logdev");
+	assert_int_equal(c->rtdev_size, 20ull << 30);
+	assert_int_equal(c->logdev_size, 1ull << 30);
 	c = profiles_config(&shipped, "xfs/v4");
 	assert_non_null(strstr(c->mkfs_options, "crc=0"));
 	assert_true(strvec_contains(&c->kconfig, "XFS_SUPPORT_V4"));
 	c = profiles_config(&shipped, "ext4/encrypt");
 	assert_true(strvec_contains(&c->kconfig, "FS_ENCRYPTION"));
+	assert_string_equal(c->mount_options, "-o block_validity,test_dummy_encryption");
 	c = profiles_config(&shipped, "ext4/4k");
 	assert_int_equal(c->pool_devices, 0);
 	assert_int_equal(c->logdev_size, 0);
 	assert_int_equal(c->rtdev_size, 0);
 	assert_true(strvec_contains(&c->kconfig, "EXT4_FS"));
+	assert_true(strvec_contains(&c->aliases, "default"));
+	/* bigalloc: 20G disks, the cluster-unaware operations avoided */
+	c = profiles_config(&shipped, "ext4/bigalloc_4k");
+	assert_int_equal(c->test_size, 20ull << 30);
+	assert_int_equal(c->scratch_size, 20ull << 30);
+	assert_true(strvec_contains(&c->env, "FSX_AVOID=-C -I"));
+	assert_true(strvec_contains(&c->env, "FSSTRESS_AVOID=-f collapse=0 -f insert=0"));
+	assert_true(strvec_contains(&c->env, "XFS_IO_AVOID=fcollapse finsert"));
+	assert_true(strvec_contains(&c->xgroups, "collapse"));
+	assert_true(strvec_contains(&c->xgroups, "insert"));
+	/* every ext4 configuration mounts with block_validity */
+	for (size_t i = 0; i < shipped.nconfigs; i++) {
+		c = &shipped.configs[i];
+		if (!strcmp(c->fstyp, "ext4") &&
+		    !str_startswith(c->mount_options, "-o block_validity"))
+			fail_msg("%s mounts without block_validity", c->name);
+	}
 }
 
 static void
@@ -119,7 +179,12 @@ test_shipped_sets(void **state)
 	const struct test_set *s;
 
 	(void)state;
-	assert_int_equal(shipped.nsets, 3);
+	assert_int_equal(shipped.nsets, 4);
+	/* "full", as kvm-xfstests users type it, is the auto group */
+	s = profiles_set(&shipped, "full");
+	assert_non_null(s);
+	assert_int_equal(s->groups.n, 1);
+	assert_string_equal(s->groups.v[0], "auto");
 	s = profiles_set(&shipped, "smoke");
 	assert_non_null(s);
 	assert_true(strvec_contains(&s->groups, "smoketest"));
@@ -199,118 +264,198 @@ test_shipped_kconfig(void **state)
 	}
 }
 
-static bool
-is_test_name(const char *s)
-{
-	const char *slash = strchr(s, '/');
-
-	if (!slash || slash == s || !slash[1])
-		return false;
-	for (const char *p = s; p < slash; p++)
-		if (!islower((unsigned char)*p) && !isdigit((unsigned char)*p))
-			return false;
-	for (const char *p = slash + 1; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			return false;
-	return true;
-}
-
 static void
 test_shipped_excludes(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < shipped.nconfigs; i++) {
-		char *text = test_read(shipped.configs[i].exclude);
-		struct strvec lines = STRVEC_INIT;
+		const struct fs_config *c = &shipped.configs[i];
 
-		assert_true(str_startswith(text, "# "));
-		strvec_split(&lines, text, "\n");
-		for (size_t j = 0; j < lines.n; j++) {
-			char *l = lines.v[j], *hash = strchr(l, '#');
-			char *name;
-
-			if (hash == l)
-				continue;
-			/* an entry: "fs/NNN  # why"; the why is required */
-			if (!hash)
-				fail_msg("%s: '%s' has no comment saying why",
-					 shipped.configs[i].exclude, l);
-			*hash = '\0';
-			name = str_trim(l);
-			if (!is_test_name(name))
-				fail_msg("%s: '%s' is not a test name", shipped.configs[i].exclude,
-					 name);
+		/* kvm-xfstests' global exclusions reach every configuration */
+		assert_true(strvec_contains(&c->exclude_tests, "generic/471"));
+		assert_true(strvec_contains(&c->exclude_tests, "generic/085"));
+		assert_true(strvec_contains(&c->exclude_tests, "generic/787"));
+		assert_true(strvec_contains(&c->xgroups, "dax"));
+		/* and each filesystem's own */
+		if (!strcmp(c->fstyp, "ext4")) {
+			assert_true(strvec_contains(&c->xgroups, "clone"));
+			assert_true(strvec_contains(&c->exclude_tests, "generic/223"));
 		}
-		strvec_clear(&lines);
-		free(text);
+		if (!strcmp(c->fstyp, "btrfs"))
+			assert_true(strvec_contains(&c->exclude_tests, "generic/647"));
+		for (size_t j = 1; j < c->exclude_tests.n; j++)
+			assert_true(strcmp(c->exclude_tests.v[j - 1], c->exclude_tests.v[j]) < 0);
 	}
+	/* a configuration's own file: ext4/1k leaves out ext4/033 */
+	assert_true(
+		strvec_contains(&profiles_config(&shipped, "ext4/1k")->exclude_tests, "ext4/033"));
+	assert_false(
+		strvec_contains(&profiles_config(&shipped, "ext4/4k")->exclude_tests, "ext4/033"));
+	assert_false(strvec_contains(&profiles_config(&shipped, "xfs/4k")->xgroups, "clone"));
+}
+
+static void
+test_exclude_files(void **state)
+{
+	char *dir = test_tmp("excl");
+	char *conf = path_join(dir, "fs/xfs/4k.conf"), *set = path_join(dir, "sets/quick.conf");
+	char *glob = path_join(dir, "exclude/global.exclude");
+	char *own = path_join(dir, "exclude/xfs/4k.exclude");
+	struct profiles p;
+	char *want;
+
+	(void)state;
+	test_write(conf, "description = XFS with 4 KiB blocks\nfstyp = xfs\ntest_size = 1G\n"
+			 "scratch_size = 1G\nkconfig = XFS_FS\nexclude = exclude/xfs/4k.exclude\n");
+	test_write(set, "description = short tests\ngroups = quick\n");
+	test_write(glob, "# every config\n\ngeneric/471 # broken\n-x dax\t# no pmem\n");
+	test_write(own, "xfs/076\t# why\ngeneric/471 # listed twice is fine\n-x dax # here too\n");
+	assert_int_equal(profiles_load(dir, &p), OK);
+	assert_int_equal(p.configs[0].exclude_tests.n, 2);
+	assert_string_equal(p.configs[0].exclude_tests.v[0], "generic/471");
+	assert_string_equal(p.configs[0].exclude_tests.v[1], "xfs/076");
+	assert_int_equal(p.configs[0].xgroups.n, 1);
+	assert_string_equal(p.configs[0].xgroups.v[0], "dax");
+	profiles_release(&p);
+
+	test_write(own, "xfs/076\n");
+	assert_int_equal(profiles_load(dir, &p), ERR_PARSE);
+	want = xasprintf("%s:1: 'xfs/076' does not say why; add '# the reason'", own);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	test_write(own, "\n-g quick # no\n");
+	assert_int_equal(profiles_load(dir, &p), ERR_PARSE);
+	want = xasprintf("%s:2: '-g quick' is neither a test (ext4/033) nor '-x GROUP'", own);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	test_write(own, "-x quick,rw # commas\n");
+	assert_int_equal(profiles_load(dir, &p), ERR_PARSE);
+	want = xasprintf("%s:1: 'quick,rw' is not a group name; write it like '-x dax'", own);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	free(own);
+	free(glob);
+	free(set);
+	free(conf);
+	free(dir);
 }
 
 /* ---- resolving -c names ---- */
+
+/* Resolve arg to a comma-joined list of full names. */
+static char *
+resolved(const char *arg)
+{
+	struct strvec names = STRVEC_INIT;
+	char *joined;
+
+	if (profiles_resolve_configs(&shipped, arg, &names) != OK)
+		fail_msg("'%s': %s", arg, error_msg());
+	joined = strvec_join(&names, ",");
+	strvec_clear(&names);
+	return joined;
+}
+
+static void
+expect_resolved(const char *arg, const char *want)
+{
+	char *got = resolved(arg);
+
+	if (strcmp(got, want))
+		fail_msg("'%s' resolved to '%s', want '%s'", arg, got, want);
+	free(got);
+}
 
 static void
 test_resolve(void **state)
 {
 	const struct fs_config *c;
+	struct strvec names = STRVEC_INIT;
 
 	(void)state;
-	assert_int_equal(profiles_resolve_config(&shipped, "ext4/4k", &c), OK);
-	assert_string_equal(c->name, "ext4/4k");
-	assert_int_equal(profiles_resolve_config(&shipped, "xfs/realtime", &c), OK);
-	assert_string_equal(c->name, "xfs/realtime");
-	/* a configuration name only one filesystem has */
+	expect_resolved("ext4/4k", "ext4/4k");
+	expect_resolved("xfs/realtime", "xfs/realtime");
+	/* xfstests-bld's names: FS/default, aliases, a filesystem alone */
+	expect_resolved("ext4/default", "ext4/4k");
+	expect_resolved("xfs/default", "xfs/4k");
+	expect_resolved("ext4/bigalloc", "ext4/bigalloc_4k");
+	expect_resolved("ext4", "ext4/4k");
+	expect_resolved("xfs", "xfs/4k");
+	expect_resolved("btrfs", "btrfs/default");
+	expect_resolved("f2fs", "f2fs/default");
+	/* a name alone is ext4's first (xfstests-bld's primary filesystem) */
+	expect_resolved("4k", "ext4/4k");
+	expect_resolved("1k", "ext4/1k");
+	expect_resolved("bigalloc_4k", "ext4/bigalloc_4k");
+	expect_resolved("default", "ext4/4k");
+	/* then the one filesystem that has it */
+	expect_resolved("logdev", "xfs/logdev");
+	expect_resolved("dirblock_8k", "xfs/dirblock_8k");
+	/* lists: FS/all, and "all" alone is ext4's */
+	expect_resolved("ext4/all", "ext4/4k,ext4/1k,ext4/ext3,ext4/encrypt,ext4/nojournal,"
+				    "ext4/ext3conv,ext4/adv,ext4/dioread_nolock,ext4/data_journal,"
+				    "ext4/bigalloc_4k,ext4/bigalloc_1k");
+	expect_resolved("all", "ext4/4k,ext4/1k,ext4/ext3,ext4/encrypt,ext4/nojournal,"
+			       "ext4/ext3conv,ext4/adv,ext4/dioread_nolock,ext4/data_journal,"
+			       "ext4/bigalloc_4k,ext4/bigalloc_1k");
+	expect_resolved("f2fs/all", "f2fs/default,f2fs/encrypt,f2fs/compress");
+	/* each name once, after what out already holds */
+	strvec_push(&names, "xfs/4k");
+	assert_int_equal(profiles_resolve_configs(&shipped, "xfs/all", &names), OK);
+	assert_string_equal(names.v[0], "xfs/4k");
+	assert_string_equal(names.v[1], "xfs/1k");
+	assert_int_equal(names.n, 10);
+	strvec_clear(&names);
+	/* every list names only configurations that exist */
+	for (size_t i = 0; i < shipped.nlists; i++)
+		for (size_t j = 0; j < shipped.lists[i].configs.n; j++)
+			assert_non_null(profiles_config(&shipped, shipped.lists[i].configs.v[j]));
+
+	/* ext3 is a filesystem of its own; ext4/ext3 is ext4 driving its format */
 	assert_int_equal(profiles_resolve_config(&shipped, "ext3", &c), OK);
-	assert_string_equal(c->name, "ext4/ext3");
-	assert_int_equal(profiles_resolve_config(&shipped, "logdev", &c), OK);
-	assert_string_equal(c->name, "xfs/logdev");
-	/* a filesystem: FS/default, else FS/4k */
-	assert_int_equal(profiles_resolve_config(&shipped, "ext4", &c), OK);
-	assert_string_equal(c->name, "ext4/4k");
-	assert_int_equal(profiles_resolve_config(&shipped, "xfs", &c), OK);
-	assert_string_equal(c->name, "xfs/4k");
-	assert_int_equal(profiles_resolve_config(&shipped, "btrfs", &c), OK);
-	assert_string_equal(c->name, "btrfs/default");
-	assert_int_equal(profiles_resolve_config(&shipped, "f2fs", &c), OK);
-	assert_string_equal(c->name, "f2fs/default");
+	assert_string_equal(c->name, "ext3/default");
+	assert_int_equal(profiles_resolve_config(&shipped, "nojournal", &c), OK);
+	assert_string_equal(c->name, "ext4/nojournal");
+	assert_int_equal(profiles_resolve_config(&shipped, "xfs/all", &c), ERR_INVALID);
+	assert_null(c);
+	assert_string_equal(error_msg(), "'xfs/all' names 10 configurations; name one of them");
 }
 
 static void
 test_resolve_errors(void **state)
 {
-	const struct fs_config *c = (const struct fs_config *)1;
+	struct strvec names = STRVEC_INIT;
 
 	(void)state;
-	/* several filesystems have it: refuse and list them */
-	assert_int_equal(profiles_resolve_config(&shipped, "4k", &c), ERR_INVALID);
-	assert_null(c);
-	assert_string_equal(error_msg(),
-			    "configuration '4k' is ambiguous; say which: ext4/4k, xfs/4k");
-	assert_int_equal(profiles_resolve_config(&shipped, "1k", &c), ERR_INVALID);
-	assert_string_equal(error_msg(),
-			    "configuration '1k' is ambiguous; say which: ext4/1k, xfs/1k");
+	/* several filesystems other than ext4 have it: refuse and list them */
+	assert_int_equal(profiles_resolve_configs(&shipped, "compress", &names), ERR_INVALID);
+	assert_int_equal(names.n, 0);
+	assert_string_equal(
+		error_msg(),
+		"configuration 'compress' is ambiguous; say which: btrfs/compress, f2fs/compress");
 
-	assert_int_equal(profiles_resolve_config(&shipped, "ext4/4kk", &c), ERR_NOTFOUND);
-	assert_null(c);
+	assert_int_equal(profiles_resolve_configs(&shipped, "ext4/4kk", &names), ERR_NOTFOUND);
+	assert_int_equal(names.n, 0);
 	assert_string_equal(error_msg(),
 			    "unknown configuration 'ext4/4kk' (did you mean 'ext4/4k'?)");
-	assert_int_equal(profiles_resolve_config(&shipped, "xfs/realtim", &c), ERR_NOTFOUND);
+	assert_int_equal(profiles_resolve_configs(&shipped, "xfs/realtim", &names), ERR_NOTFOUND);
 	assert_string_equal(error_msg(),
 			    "unknown configuration 'xfs/realtim' (did you mean 'xfs/realtime'?)");
-	assert_int_equal(profiles_resolve_config(&shipped, "btrfss", &c), ERR_NOTFOUND);
+	assert_int_equal(profiles_resolve_configs(&shipped, "btrfss", &names), ERR_NOTFOUND);
 	assert_string_equal(error_msg(), "unknown configuration 'btrfss' (did you mean 'btrfs'?)");
 
-	/* nothing close: say what there is */
-	assert_int_equal(profiles_resolve_config(&shipped, "ext4/with-everything-turned-on", &c),
-			 ERR_NOTFOUND);
+	/* nothing close: say what there is; a far name is not "meant" */
+	assert_int_equal(profiles_resolve_configs(&shipped, "nosuchfs", &names), ERR_NOTFOUND);
+	assert_null(strstr(error_msg(), "did you mean"));
+	assert_true(str_startswith(error_msg(), "unknown configuration 'nosuchfs'; choose one of: "
+						"btrfs/4k, btrfs/compress, "));
+	assert_int_equal(
+		profiles_resolve_configs(&shipped, "f2fs/with-everything-turned-on", &names),
+		ERR_NOTFOUND);
 	assert_string_equal(error_msg(),
-			    "unknown configuration 'ext4/with-everything-turned-on'; ext4 has: "
-			    "ext4/1k, ext4/4k, ext4/bigalloc, ext4/encrypt, ext4/ext3, "
-			    "ext4/nojournal");
-	assert_int_equal(profiles_resolve_config(&shipped, "reiserfs-version-three", &c),
-			 ERR_NOTFOUND);
-	assert_true(str_startswith(error_msg(), "unknown configuration 'reiserfs-version-three'; "
-						"choose one of: btrfs/compress, btrfs/default, "));
-	assert_int_equal(profiles_resolve_config(&shipped, "", &c), ERR_NOTFOUND);
+			    "unknown configuration 'f2fs/with-everything-turned-on'; f2fs has: "
+			    "f2fs/compress, f2fs/default, f2fs/encrypt");
+	assert_int_equal(profiles_resolve_configs(&shipped, "", &names), ERR_NOTFOUND);
 	assert_string_equal(error_msg(), "no configuration named; give one like ext4/4k");
 }
 
@@ -334,6 +479,65 @@ test_resolve_no_default(void **state)
 	profiles_release(&p);
 	free(set);
 	free(conf);
+	free(dir);
+}
+
+static void
+test_aliases_and_lists(void **state)
+{
+	char *dir = test_tmp("lists");
+	char *a = path_join(dir, "fs/xfs/4k.conf"), *b = path_join(dir, "fs/xfs/1k.conf");
+	char *set = path_join(dir, "sets/quick.conf"), *list = path_join(dir, "fs/xfs/all.list");
+	static const char cfg[] = "description = XFS in one of its forms\nfstyp = xfs\n"
+				  "test_size = 1G\nscratch_size = 1G\nkconfig = XFS_FS\n";
+	struct profiles p;
+	char *text, *want;
+
+	(void)state;
+	text = xasprintf("%saliases = default small\n", cfg);
+	test_write(a, text);
+	free(text);
+	test_write(b, cfg);
+	test_write(set, "description = short tests\ngroups = quick\n");
+	test_write(list, "# two\ndefault\n1k  # by name\n\nsmall\n");
+	assert_int_equal(profiles_load(dir, &p), OK);
+	assert_int_equal(p.nlists, 1);
+	assert_string_equal(p.lists[0].name, "xfs/all");
+	assert_int_equal(p.lists[0].configs.n, 2);
+	assert_string_equal(p.lists[0].configs.v[0], "xfs/4k");
+	assert_string_equal(p.lists[0].configs.v[1], "xfs/1k");
+	profiles_release(&p);
+
+	test_write(list, "4k\nbig\n");
+	assert_int_equal(profiles_load(dir, &p), ERR_PARSE);
+	want = xasprintf("%s:2: xfs has no configuration 'big'", list);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	test_write(list, "# nothing\n");
+	assert_int_equal(profiles_load(dir, &p), ERR_PARSE);
+	want = xasprintf("%s: names no configuration", list);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	assert_int_equal(unlink(list), 0);
+
+	text = xasprintf("%saliases = 4k\n", cfg);
+	test_write(b, text);
+	free(text);
+	assert_int_equal(profiles_load(dir, &p), ERR_PARSE);
+	want = xasprintf("%s: key 'aliases': '4k' already names xfs/4k; choose another", b);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	text = xasprintf("%saliases = small\n", cfg);
+	test_write(b, text);
+	free(text);
+	assert_int_equal(profiles_load(dir, &p), ERR_PARSE);
+	want = xasprintf("%s: key 'aliases': 'small' already names xfs/4k; choose another", b);
+	assert_string_equal(error_msg(), want);
+	free(want);
+	free(list);
+	free(set);
+	free(b);
+	free(a);
 	free(dir);
 }
 
@@ -666,7 +870,7 @@ test_parse_errors(void **state)
 	expect_parse("frobnicate = yes\n", ERR_PARSE,
 		     "f.conf:6: unknown key 'frobnicate'; the keys are: description, fstyp, "
 		     "mkfs_options, mount_options, test_size, scratch_size, pool_devices, "
-		     "logdev_size, rtdev_size, kconfig, exclude");
+		     "logdev_size, rtdev_size, kconfig, aliases, env, exclude");
 	expect_parse("scratch size = 1G\n", ERR_PARSE,
 		     "f.conf:6: unknown key 'scratch size' (did you mean 'scratch_size'?)");
 
@@ -722,6 +926,7 @@ test_parse_set(void **state)
 	assert_string_equal(s.groups.v[1], "rw");
 	assert_int_equal(s.xgroups.n, 1);
 	assert_int_equal(s.env.n, 2);
+	assert_string_equal(s.env.v[0], "SOAK_DURATION=60");
 	assert_string_equal(s.env.v[1], "FSSTRESS_AVOID=-f");
 	test_set_release(&s);
 
@@ -731,9 +936,11 @@ test_parse_set(void **state)
 	assert_string_equal(error_msg(), "s.conf:2: key 'groups': 'quick,rw': separate groups with "
 					 "spaces, not commas");
 	assert_int_equal(
-		test_set_parse("s.conf", "mine", "description = x\nenv = A=1 B=2 A=3\n", &s),
+		test_set_parse("s.conf", "mine",
+			       "description = x\nenv = TIME_FACTOR=1 LOAD_FACTOR=2 TIME_FACTOR=3\n",
+			       &s),
 		ERR_PARSE);
-	assert_string_equal(error_msg(), "s.conf:2: key 'env': 'A' is set twice");
+	assert_string_equal(error_msg(), "s.conf:2: key 'env': 'TIME_FACTOR' is set twice");
 	assert_int_equal(test_set_parse("s.conf", "mine", "description = x\nenv = 9LIVES=1\n", &s),
 			 ERR_PARSE);
 	assert_string_equal(error_msg(), "s.conf:2: key 'env': '9LIVES=1' is not NAME=value; "
@@ -745,6 +952,76 @@ test_parse_set(void **state)
 	assert_string_equal(error_msg(), "s.conf:2: unknown key 'gruops' (did you mean 'groups'?)");
 }
 
+/* Settings for fstests: checked for how fstests reads each variable. */
+static void
+test_parse_env(void **state)
+{
+	struct fs_config c;
+
+	(void)state;
+	{
+		char *text = xasprintf("%senv.FSX_AVOID = -C -I\nenv.XFS_IO_AVOID = fcollapse "
+				       "finsert\nenv = TIME_FACTOR=2 SOAK_DURATION=1.5h\n"
+				       "env.FUZZ_REWRITE_DURATION = 90\n",
+				       minimal);
+
+		assert_int_equal(fs_config_parse("f.conf", "xfs/x", text, &c), OK);
+		free(text);
+	}
+	assert_int_equal(c.env.n, 5);
+	assert_string_equal(c.env.v[0], "FSX_AVOID=-C -I");
+	assert_string_equal(c.env.v[1], "XFS_IO_AVOID=fcollapse finsert");
+	assert_string_equal(c.env.v[2], "TIME_FACTOR=2");
+	/* durations become the seconds fsx and fsstress read */
+	assert_string_equal(c.env.v[3], "SOAK_DURATION=5400");
+	assert_string_equal(c.env.v[4], "FUZZ_REWRITE_DURATION=90");
+	fs_config_release(&c);
+	expect_parse("env.SOAK_DURATION = 3m\n", OK, NULL);
+	expect_parse("env.SOAK_DURATION = 2w\n", OK, NULL);
+
+	expect_parse("env.SOAK_DURATION = 3 min\n", ERR_PARSE,
+		     "f.conf:6: key 'env.SOAK_DURATION': SOAK_DURATION '3 min' is not a duration; "
+		     "write seconds (180) or a number with s, m, h, d or w (3m)");
+	expect_parse("env.SOAK_DURATION = 3min\n", ERR_PARSE,
+		     "f.conf:6: key 'env.SOAK_DURATION': SOAK_DURATION '3min' is not a duration; "
+		     "write seconds (180) or a number with s, m, h, d or w (3m)");
+	expect_parse("env.SOAK_DURATION = 1e3\n", ERR_PARSE,
+		     "f.conf:6: key 'env.SOAK_DURATION': SOAK_DURATION '1e3' is not a duration; "
+		     "write seconds (180) or a number with s, m, h, d or w (3m)");
+	expect_parse("env.SOAK_DURATION = 1.2.3m\n", ERR_PARSE,
+		     "f.conf:6: key 'env.SOAK_DURATION': SOAK_DURATION '1.2.3m' is not a duration; "
+		     "write seconds (180) or a number with s, m, h, d or w (3m)");
+	expect_parse("env.TIME_FACTOR = 0\n", ERR_PARSE,
+		     "f.conf:6: key 'env.TIME_FACTOR': TIME_FACTOR '0' is not a whole number of "
+		     "at least 1; fstests multiplies with it");
+	expect_parse("env.FSX_AVOID = -C; reboot\n", ERR_PARSE,
+		     "f.conf:6: key 'env.FSX_AVOID': FSX_AVOID '-C; reboot': fstests puts it "
+		     "unquoted on a command line; give words without quotes or shell characters");
+	expect_parse("env.FSX_AVOID = C\n", ERR_PARSE,
+		     "f.conf:6: key 'env.FSX_AVOID': FSX_AVOID 'C' must start with an option, "
+		     "like -C");
+	expect_parse("env.LOGWRITES_DEV = /dev/sdz\n", ERR_PARSE,
+		     "f.conf:6: key 'env.LOGWRITES_DEV': fswb sets LOGWRITES_DEV itself, from the "
+		     "configuration and the devices it gives it");
+	expect_parse("env = TEST_FS_MOUNT_OPTS=-o\n", ERR_PARSE,
+		     "f.conf:6: key 'env': fswb sets TEST_FS_MOUNT_OPTS itself, from the "
+		     "configuration and the devices it gives it");
+	expect_parse("env.MY_VAR = 1\n", ERR_PARSE,
+		     "f.conf:6: key 'env.MY_VAR': fswb does not know how fstests reads 'MY_VAR'; "
+		     "the variables it takes are SOAK_DURATION, FUZZ_REWRITE_DURATION, "
+		     "TIME_FACTOR, LOAD_FACTOR, FSX_AVOID, FSSTRESS_AVOID, XFS_IO_AVOID");
+	expect_parse("env.9X = 1\n", ERR_PARSE,
+		     "f.conf:6: 'env.9X' does not name a variable; write it like "
+		     "env.FSX_AVOID = -C -I");
+	expect_parse("env.FSX_AVOID =\n", ERR_PARSE,
+		     "f.conf:6: key 'env.FSX_AVOID' has no value; give it one");
+	expect_parse("env = FSX_AVOID=-C\nenv.FSX_AVOID = -I\n", ERR_PARSE,
+		     "f.conf:7: key 'env.FSX_AVOID': 'FSX_AVOID' is set twice");
+	expect_parse("aliases = big,small\n", ERR_PARSE,
+		     "f.conf:6: key 'aliases': 'big,small' is not a configuration name; use only "
+		     "letters, digits, '-', '_' and '.'");
+}
+
 int
 main(void)
 {
@@ -754,6 +1031,9 @@ main(void)
 		cmocka_unit_test(test_shipped_sets),
 		cmocka_unit_test(test_shipped_kconfig),
 		cmocka_unit_test(test_shipped_excludes),
+		cmocka_unit_test(test_exclude_files),
+		cmocka_unit_test(test_aliases_and_lists),
+		cmocka_unit_test(test_parse_env),
 		cmocka_unit_test(test_resolve),
 		cmocka_unit_test(test_resolve_errors),
 		cmocka_unit_test(test_resolve_no_default),

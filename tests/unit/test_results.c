@@ -861,6 +861,75 @@ test_writer(void **state)
 	free(dir);
 }
 
+/* check -L: every run of a test kept in order, in run.json and junit.xml, and read back. */
+static void
+test_iterations(void **state)
+{
+	struct run_record rec, back;
+	struct section_result *s;
+	struct test_result *t;
+	struct strbuf sb = STRBUF_INIT;
+	unsigned passed, failed;
+	char *a, *b;
+	const char *p;
+	size_t ncases = 0;
+
+	(void)state;
+	run_record_init(&rec);
+	s = run_record_section(&rec, "ext4_4k", "ext4/4k");
+	section_add_test(s, "generic/001", TS_PASS, 1, 0, NULL, NULL, NULL);
+	t = section_add_test(s, "generic/006", TS_FAIL, 2, FAIL_MISMATCH, "- output mismatch",
+			     "-size 8192\n+size 4096\n", NULL);
+	test_result_run_counts(t, &passed, &failed);
+	assert_int_equal(passed, 0);
+	assert_int_equal(failed, 1);
+	section_add_test(s, "generic/006", TS_PASS, 3, 0, NULL, NULL, NULL);
+	section_add_test(s, "generic/006", TS_FAIL, 4, FAIL_MISMATCH, "- output mismatch", NULL,
+			 NULL);
+	run_record_recount(&rec);
+	assert_int_equal(t->reruns, 2);
+	assert_int_equal(t->niterations, 3);
+	assert_int_equal(t->status, TS_FAIL);
+	assert_true(t->iterations[1].status == TS_PASS && t->iterations[1].seconds == 3);
+	test_result_run_counts(t, &passed, &failed);
+	assert_int_equal(passed, 1);
+	assert_int_equal(failed, 2);
+	assert_int_equal(rec.counts.failed, 1); /* one test, failed */
+
+	a = run_record_to_json(&rec);
+	assert_non_null(strstr(a, "\"iterations\": [\n            {\n              \"status\": "
+				  "\"fail\",\n              \"seconds\": 2.0\n            },"));
+	assert_int_equal(run_record_from_json(a, "a", &back), OK);
+	b = run_record_to_json(&back);
+	assert_string_equal(a, b);
+	free(b);
+	run_record_release(&back);
+	assert_int_equal(run_record_from_json("{\"version\": 1, \"sections\": [{\"tests\": "
+					      "[{\"test\": \"generic/001\", \"status\": \"pass\", "
+					      "\"iterations\": [{\"status\": \"passed\"}]}]}]}",
+					      "bad.json", &back),
+			 ERR_INVALID);
+	assert_non_null(strstr(error_msg(), "iterations': holds a run without a known status"));
+
+	/* junit.xml: one testcase per run, as check writes with -L */
+	results_junit(&rec, &sb);
+	for (p = sb.buf; (p = strstr(p, "name=\"generic/006\"")); p++)
+		ncases++;
+	assert_int_equal(ncases, 3);
+	assert_non_null(strstr(sb.buf, "message=\"Test generic/006 failed again (run 3 of 3)\""));
+	run_record_init(&back);
+	assert_int_equal(results_read_xunit(sb.buf, sb.len, "junit.xml", &back, NULL), OK);
+	t = &back.sections[0].tests[1];
+	assert_string_equal(t->test, "generic/006");
+	assert_int_equal(t->niterations, 3);
+	assert_int_equal(t->iterations[1].status, TS_PASS);
+	assert_int_equal(t->iterations[2].status, TS_FAIL);
+	run_record_release(&back);
+	strbuf_release(&sb);
+	free(a);
+	run_record_release(&rec);
+}
+
 int
 main(void)
 {
@@ -870,6 +939,7 @@ main(void)
 		cmocka_unit_test(test_import_sections), cmocka_unit_test(test_read_xunit),
 		cmocka_unit_test(test_check_log_time),	cmocka_unit_test(test_junit),
 		cmocka_unit_test(test_run_json),	cmocka_unit_test(test_writer),
+		cmocka_unit_test(test_iterations),
 	};
 
 	return cmocka_run_group_tests_name("results", tests, test_setup_hermetic,

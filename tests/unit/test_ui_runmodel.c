@@ -3,8 +3,8 @@
  * The run view's model and what it is fed: the bounded kernel-log ring,
  * the model built from events (a recorded run replayed from its
  * events.jsonl, as the history opens it), counts and ETA; the diff of a
- * golden output; what changed between two runs; the `fswb run` line of a
- * plan. The modules come from libfswb.a (src/view).
+ * golden output; the `fswb run` line of a plan. The modules come from
+ * libfswb.a (src/view).
  */
 #include "testlib.h"
 
@@ -14,7 +14,6 @@
 
 #include "core/event_json.h"
 #include "core/paths.h"
-#include "view/compare.h"
 #include "view/diff.h"
 #include "view/logring.h"
 #include "view/planutil.h"
@@ -359,50 +358,6 @@ test_diff_big(void **state)
 }
 
 static void
-add_result(struct run_record *r, const char *cfg, const char *test, enum test_status st)
-{
-	struct section_result *s = run_record_section(r, cfg, cfg);
-
-	section_add_test(s, test, st, 1, 0, NULL, NULL, NULL);
-}
-
-static void
-test_compare(void **state)
-{
-	struct run_record a, b;
-	struct run_compare c;
-
-	run_record_init(&a);
-	run_record_init(&b);
-	add_result(&a, "ext4/4k", "generic/001", TS_PASS);
-	add_result(&a, "ext4/4k", "generic/002", TS_FAIL);
-	add_result(&a, "ext4/4k", "generic/003", TS_FAIL);
-	add_result(&a, "ext4/4k", "generic/004", TS_NOTRUN);
-	add_result(&a, "ext4/4k", "generic/005", TS_PASS);
-	add_result(&b, "ext4/4k", "generic/001", TS_FAIL);
-	add_result(&b, "ext4/4k", "generic/002", TS_PASS);
-	add_result(&b, "ext4/4k", "generic/003", TS_CRASHED);
-	add_result(&b, "ext4/4k", "generic/004", TS_PASS);
-	add_result(&b, "xfs/4k", "generic/001", TS_PASS);
-	run_compare(&a, &b, &c);
-	assert_int_equal(c.n, 6);
-	assert_int_equal(c.count[CMP_NEW_FAILURE], 1);
-	assert_int_equal(c.count[CMP_STILL_FAILING], 1);
-	assert_int_equal(c.count[CMP_FIXED], 1);
-	assert_int_equal(c.count[CMP_NOW_RUNS], 1);
-	assert_int_equal(c.count[CMP_ONLY_OLD], 1);
-	assert_int_equal(c.count[CMP_ONLY_NEW], 1);
-	/* regressions first */
-	assert_int_equal(c.v[0].kind, CMP_NEW_FAILURE);
-	assert_string_equal(c.v[0].test, "generic/001");
-	assert_string_equal(c.v[0].config, "ext4/4k");
-	assert_string_equal(cmp_kind_str(CMP_FIXED), "fixed");
-	run_compare_release(&c);
-	run_record_release(&a);
-	run_record_release(&b);
-}
-
-static void
 cmdline_is(struct plan *p, const char *want)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -449,8 +404,7 @@ main(void)
 		cmocka_unit_test(test_logring_bounds), cmocka_unit_test(test_model_events),
 		cmocka_unit_test(test_model_many),     cmocka_unit_test(test_model_estimates),
 		cmocka_unit_test(test_model_replay),   cmocka_unit_test(test_diff),
-		cmocka_unit_test(test_diff_big),       cmocka_unit_test(test_compare),
-		cmocka_unit_test(test_cmdline),
+		cmocka_unit_test(test_diff_big),       cmocka_unit_test(test_cmdline),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);

@@ -75,6 +75,11 @@ test_strbuf(void **state)
 	assert_int_equal(sb.len, 12);
 	strbuf_setlen(&sb, 3);
 	assert_string_equal(sb.buf, "abc");
+	strbuf_drop_front(&sb, 1);
+	assert_string_equal(sb.buf, "bc");
+	strbuf_drop_front(&sb, 2);
+	assert_string_equal(sb.buf, "");
+	strbuf_adds(&sb, "abc");
 	strbuf_reset(&sb);
 	assert_string_equal(sb.buf, "");
 	assert_int_equal(sb.len, 0);
@@ -173,6 +178,20 @@ test_strvec(void **state)
 	j = strvec_join(&sv, ", ");
 	assert_string_equal(j, "a, b2, c, d");
 	free(j);
+
+	/* sorting is bytewise, and keeps the NULL at the end */
+	{
+		struct strvec u = STRVEC_INIT;
+		char *k;
+
+		strvec_split(&u, "b a B 10 9", " ");
+		strvec_sort(&u);
+		k = strvec_join(&u, " ");
+		assert_string_equal(k, "10 9 B a b");
+		assert_null(u.v[u.n]);
+		free(k);
+		strvec_clear(&u);
+	}
 
 	/* Copies own their strings. */
 	strvec_push(&copy, "old");
@@ -533,6 +552,48 @@ test_closest_match(void **state)
 	assert_null(closest_match("ext4", fs, 0));
 }
 
+/* The terminal filter: no escape sequence of any kind survives it. */
+static void
+test_term_clean(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "plain text, tab\tand newline\n", "plain text, tab\tand newline\n" },
+		{ "utf-8: \xc3\xa9t\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x90\xa7",
+		  "utf-8: \xc3\xa9t\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x90\xa7" },
+		/* CSI: clear the screen; OSC 0: the title; OSC 52: the clipboard */
+		{ "\033[2J\033[H", "^[[2J^[[H" },
+		{ "\033]0;pwned\007", "^[]0;pwned^G" },
+		{ "\033]52;c;aGk=\033\\", "^[]52;c;aGk=^[\\" },
+		{ "a\rb\bc\x7f", "a^Mb^Hc^?" },
+		/* C1 controls as UTF-8 (U+009B is CSI) and as raw bytes */
+		{ "\xc2\x9b"
+		  "2J",
+		  "?2J" },
+		{ "\x9b"
+		  "2J \x90q",
+		  "?2J ?q" },
+		{ "\xc2\xa0nbsp", "\xc2\xa0nbsp" },
+		/* invalid UTF-8: overlong, truncated, surrogate */
+		{ "\xc0\xaf \xe2\x80 \xed\xa0\x80", "?? ?? ???" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *out = term_clean(cases[i].in);
+
+		if (strcmp(out, cases[i].out))
+			fail_msg("case %zu: got '%s', want '%s'", i, out, cases[i].out);
+		free(out);
+	}
+	for (long cp = 0; cp < 0x20; cp++)
+		assert_true(term_is_control(cp));
+	assert_true(term_is_control(0x7f));
+	assert_true(term_is_control(0x9b));
+	assert_false(term_is_control('a'));
+	assert_false(term_is_control(0xa0));
+}
+
 static void
 collect_line(void *data, char *line, size_t len, bool cut)
 {
@@ -607,6 +668,7 @@ main(void)
 		cmocka_unit_test(test_closest_match),
 		cmocka_unit_test(test_line_asm),
 		cmocka_unit_test(test_os_release),
+		cmocka_unit_test(test_term_clean),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);

@@ -1,0 +1,619 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The run engine through the stdio backend: the real guest agent
+ * (src/rootfs/agent/fswb-agent --stdio) on this host, with the fstests
+ * tree of tests/fixtures/engine-fstests, whose tests say what happens
+ * (pass, fail, not run, hang, crash, a frame the agent would not send).
+ * Every case ends with a run.json that says what ran and nothing left:
+ * no process, no lease, no guest directory.
+ */
+#include "testlib.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "run/engine.h"
+#include "core/paths.h"
+#include "core/plan.h"
+#include "core/profile.h"
+#include "core/util.h"
+
+#define RUN_LIMIT_MS 60000
+
+static struct profiles profiles;
+
+struct ctx {
+	struct loop *loop;
+	struct engine *e;
+	struct strbuf log;     /* "start generic/001", "end generic/001 pass", "stage+ boot"... */
+	const char *cancel_at; /* a stage name, or "test:NAME": engine_cancel there */
+	const char *kill_at;   /* kill the agent (SIGKILL) when this test starts */
+	bool timed_out;
+};
+
+/* A tree of the fixture's check and tests named "generic/001=pass". */
+static char *
+make_tree(const char *const *tests)
+{
+	static unsigned n;
+	char *rel = xasprintf("fstests-%u", ++n), *dir = test_tmp(rel);
+	char *src = test_path("tests/fixtures/engine-fstests/check");
+	char *check = path_join(dir, "check"), *text = test_read(src);
+
+	test_write(check, text);
+	assert_int_equal(chmod(check, 0755), 0);
+	for (size_t i = 0; tests[i]; i++) {
+		const char *eq = strchr(tests[i], '=');
+		char *name = xstrndup(tests[i], (size_t)(eq - tests[i]));
+		char *p = xasprintf("%s/tests/%s", dir, name), *what = xasprintf("%s\n", eq + 1);
+
+		test_write(p, what);
+		free(name);
+		free(p);
+		free(what);
+	}
+	free(rel);
+	free(src);
+	free(check);
+	free(text);
+	return dir;
+}
+
+static void
+plan_for(struct plan *plan, const char *const *tests)
+{
+	char *tree = make_tree(tests);
+
+	plan_init(plan);
+	free(plan->backend);
+	plan->backend = xstrdup("stdio");
+	plan_set_backend_opt(plan, "fstests", tree);
+	for (size_t i = 0; tests[i]; i++)
+		strvec_push(&plan->tests.tests, tests[i]);
+	for (size_t i = 0; i < plan->tests.tests.n; i++)
+		*strchr(plan->tests.tests.v[i], '=') = '\0';
+	plan_defaults(plan);
+	free(tree);
+}
+
+/* The agent's pid, from the session's lease. */
+static pid_t
+agent_pid(void)
+{
+	char *dir = test_tmp("home/data/leases");
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	long pid = 0;
+
+	assert_non_null(d);
+	while (!pid && (de = readdir(d))) {
+		char *p, *text;
+		const char *line;
+
+		if (de->d_name[0] == '.')
+			continue;
+		p = path_join(dir, de->d_name);
+		text = test_read(p);
+		line = strstr(text, "\npid ");
+		if (line)
+			pid = strtol(line + 5, NULL, 10);
+		free(text);
+		free(p);
+	}
+	closedir(d);
+	free(dir);
+	assert_true(pid > 1);
+	return (pid_t)pid;
+}
+
+static void
+cancel_now(struct loop *loop, void *data)
+{
+	struct ctx *c = data;
+
+	engine_cancel(c->e);
+}
+
+static void
+on_event(void *data, const struct event *ev)
+{
+	struct ctx *c = data;
+	const char *at = NULL;
+
+	switch (ev->type) {
+	case EV_RUN_BEGIN:
+		at = "run";
+		break;
+	case EV_STAGE_BEGIN:
+		strbuf_addf(&c->log, "stage+ %s\n", ev->u.stage.stage);
+		at = ev->u.stage.stage;
+		break;
+	case EV_STAGE_END:
+		strbuf_addf(&c->log, "stage- %s %s%s\n", ev->u.stage.stage,
+			    ev->u.stage.code == OK ? "ok" : "failed: ",
+			    ev->u.stage.code == OK || !ev->u.stage.message ? ""
+									   : ev->u.stage.message);
+		break;
+	case EV_TEST_START:
+		strbuf_addf(&c->log, "start %s\n", ev->u.test_start.test);
+		if (c->kill_at && !strcmp(c->kill_at, ev->u.test_start.test)) {
+			kill(agent_pid(), SIGKILL);
+			c->kill_at = NULL;
+		}
+		if (c->cancel_at && str_startswith(c->cancel_at, "test:") &&
+		    !strcmp(c->cancel_at + 5, ev->u.test_start.test))
+			loop_add_timer(c->loop, 0, false, cancel_now, c);
+		break;
+	case EV_TEST_END:
+		strbuf_addf(&c->log, "end %s %s\n", ev->u.test_end.test,
+			    test_status_str(ev->u.test_end.status));
+		break;
+	case EV_ERROR:
+		strbuf_addf(&c->log, "error %s\n", ev->u.error.message);
+		break;
+	case EV_WARNING:
+		strbuf_addf(&c->log, "warning %s\n", ev->u.error.message);
+		break;
+	case EV_KMSG:
+	case EV_CONSOLE:
+		strbuf_addf(&c->log, "line %s\n", ev->u.line.text);
+		break;
+	case EV_RUN_END:
+		strbuf_addf(&c->log, "end of run %d%s\n", ev->u.end.exit_code,
+			    ev->u.end.interrupted ? " interrupted" : "");
+		loop_quit(c->loop, 0);
+		break;
+	default:
+		break;
+	}
+	/* Ctrl-C while the stage runs: from the loop, as a signal would come */
+	if (at && c->cancel_at && !strcmp(at, c->cancel_at))
+		loop_add_timer(c->loop, 0, false, cancel_now, c);
+}
+
+static void
+too_long(struct loop *loop, void *data)
+{
+	struct ctx *c = data;
+
+	c->timed_out = true;
+	loop_quit(loop, 1);
+}
+
+/* Processes whose parent is this one and that still run (zombies are reaped). */
+static unsigned
+children_running(struct strbuf *names)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	unsigned n = 0;
+
+	strbuf_reset(names);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	while (d && (de = readdir(d))) {
+		char path[300], *text = NULL, *p;
+		size_t len;
+		long ppid;
+		char state;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		if (read_file(path, 4096, &text, &len) != OK) {
+			error_clear();
+			continue;
+		}
+		p = strrchr(text, ')');
+		if (p && sscanf(p + 1, " %c %ld", &state, &ppid) == 2 && ppid == getpid() &&
+		    state != 'Z') {
+			n++;
+			strbuf_addf(names, " %s", text);
+		}
+		free(text);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void
+assert_nothing_left(const char *run_dir)
+{
+	struct strbuf names = STRBUF_INIT;
+	char *leases = test_tmp("home/data/leases"), *guest;
+	unsigned n = 0;
+	DIR *d;
+	struct dirent *de;
+
+	for (int i = 0; i < 50 && (n = children_running(&names)); i++)
+		usleep(100 * 1000);
+	if (n)
+		fail_msg("%u processes left running:%s", n, names.buf);
+	strbuf_release(&names);
+	d = opendir(leases);
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			fail_msg("a lease is left: %s", de->d_name);
+	if (d)
+		closedir(d);
+	free(leases);
+	guest = path_join(run_dir, "guest-ext4-4k");
+	assert_false(path_exists(guest));
+	free(guest);
+}
+
+/* Run the plan to its end; the engine's run.json, parsed. */
+static json_t *
+run(struct ctx *c, const struct plan *plan)
+{
+	struct event_bus bus = { 0 };
+	json_error_t jerr;
+	json_t *root;
+	char *path;
+	uint64_t guard;
+
+	c->loop = loop_new();
+	strbuf_init(&c->log);
+	event_bus_add(&bus, (struct listener){ on_event, c });
+	assert_int_equal(engine_new(plan, &profiles, c->loop, &bus, &c->e), OK);
+	assert_int_equal(engine_start(c->e), OK);
+	guard = loop_add_timer(c->loop, RUN_LIMIT_MS, false, too_long, c);
+	loop_run(c->loop);
+	loop_del_timer(c->loop, guard);
+	if (c->timed_out)
+		fail_msg("the run did not end in %d ms:\n%s", RUN_LIMIT_MS, c->log.buf);
+	assert_true(engine_done(c->e));
+	path = path_join(engine_run_dir(c->e), "run.json");
+	root = json_load_file(path, 0, &jerr);
+	if (!root)
+		fail_msg("run.json: %s\n%s", jerr.text, c->log.buf);
+	free(path);
+	path = xstrdup(engine_run_dir(c->e));
+	engine_free(c->e);
+	loop_free(c->loop);
+	event_bus_release(&bus);
+	assert_nothing_left(path);
+	free(path);
+	return root;
+}
+
+/* Run tests ("generic/001=pass"...) with a test limit (0: the default). */
+static json_t *
+run_named(struct ctx *c, const char *const *tests, unsigned test_timeout)
+{
+	struct plan plan;
+	json_t *root;
+
+	plan_for(&plan, tests);
+	plan.test_timeout = test_timeout;
+	root = run(c, &plan);
+	plan_release(&plan);
+	return root;
+}
+
+static void
+ctx_release(struct ctx *c, json_t *root)
+{
+	json_decref(root);
+	strbuf_release(&c->log);
+}
+
+/* The status run.json gives test, or NULL when it has none. */
+static const char *
+status_of(json_t *root, const char *test)
+{
+	json_t *secs = json_object_get(root, "sections"), *sec, *t;
+	size_t i, j;
+
+	json_array_foreach(secs, i, sec)
+	{
+		json_array_foreach(json_object_get(sec, "tests"), j, t)
+		{
+			if (!strcmp(json_string_value(json_object_get(t, "test")), test))
+				return json_string_value(json_object_get(t, "status"));
+		}
+	}
+	return NULL;
+}
+
+static void
+assert_status(struct ctx *c, json_t *root, const char *test, const char *want)
+{
+	const char *got = status_of(root, test);
+
+	if (!got || strcmp(got, want))
+		fail_msg("%s: run.json says %s, expected %s\nevents:\n%s", test,
+			 got ? got : "nothing", want, c->log.buf);
+}
+
+static void
+assert_log(struct ctx *c, const char *line)
+{
+	if (!strstr(c->log.buf, line))
+		fail_msg("no '%s' in the events:\n%s", line, c->log.buf);
+}
+
+static bool
+flag_of(json_t *root, const char *key)
+{
+	return json_is_true(json_object_get(root, key));
+}
+
+static void
+test_pass_fail_notrun(void **state)
+{
+	static const char *const tests[] = { "generic/001=pass", "generic/002=fail",
+					     "generic/003=notrun", NULL };
+	struct ctx c = { 0 };
+	json_t *root = run_named(&c, tests, 0);
+	assert_status(&c, root, "generic/001", "pass");
+	assert_status(&c, root, "generic/002", "fail");
+	assert_status(&c, root, "generic/003", "notrun");
+	assert_log(&c, "stage- results ok");
+	assert_log(&c, "end of run 1\n");
+	assert_false(strstr(c.log.buf, "stage+ kernel") || strstr(c.log.buf, "stage+ appliance"));
+	assert_true(flag_of(root, "finished"));
+	assert_false(flag_of(root, "interrupted"));
+	ctx_release(&c, root);
+}
+
+static void
+test_crash_then_new_session(void **state)
+{
+	static const char *const tests[] = { "generic/001=pass", "generic/002=crash",
+					     "generic/003=pass", NULL };
+	struct ctx c = { .kill_at = "generic/002" };
+	json_t *root = run_named(&c, tests, 0);
+	assert_status(&c, root, "generic/001", "pass");
+	assert_status(&c, root, "generic/002", "crashed");
+	assert_status(&c, root, "generic/003", "pass");
+	/* two sessions: the second ran only what was left */
+	assert_int_equal(strstr(strstr(c.log.buf, "stage+ boot") + 1, "stage+ boot") != NULL, 1);
+	assert_log(&c, "end of run 1\n");
+	ctx_release(&c, root);
+}
+
+static void
+test_hang_caught(void **state)
+{
+	static const char *const tests[] = { "generic/001=pass", "generic/002=hang",
+					     "generic/003=pass", NULL };
+	struct ctx c = { 0 };
+	json_t *root = run_named(&c, tests, 2);
+	assert_status(&c, root, "generic/001", "pass");
+	assert_status(&c, root, "generic/002", "hung");
+	assert_status(&c, root, "generic/003", "pass");
+	assert_log(&c, "end of run 1\n");
+	ctx_release(&c, root);
+}
+
+/*
+ * A test past twice what earlier runs took is flagged at once, with what the
+ * guest does and when it will count as hung; then it counts as hung there.
+ */
+static void
+test_long_test_flagged(void **state)
+{
+	static const char *const tests[] = { "generic/001=pass", "generic/002=hang", NULL };
+	char *earlier = test_tmp("home/data/runs/20260101-000000/run.json");
+	char *dir = test_tmp("home/data/runs/20260101-000000");
+	struct ctx c = { 0 };
+	json_t *root;
+
+	test_write(earlier, "{\"version\":1,\"id\":\"20260101-000000\",\"finished\":true,"
+			    "\"sections\":[{\"name\":\"ext4/4k\",\"config\":\"ext4/4k\","
+			    "\"tests\":[{\"test\":\"generic/002\",\"status\":\"pass\","
+			    "\"seconds\":1}]}]}");
+	root = run_named(&c, tests, 5);
+	assert_log(&c, "warning generic/002 has run ");
+	assert_log(&c, "s, over twice the 1s expected (from earlier runs of this configuration)");
+	assert_log(&c, "It counts as hung at 5s (--test-timeout)");
+	assert_status(&c, root, "generic/002", "hung");
+	assert_true(strstr(c.log.buf, "warning generic/002") <
+		    strstr(c.log.buf, "end generic/002"));
+	ctx_release(&c, root);
+	assert_int_equal(remove_tree(dir), OK);
+	free(earlier);
+	free(dir);
+}
+
+/* A guest that says nothing for longer than the backend's silence limit counts as hung. */
+static void
+test_silence_caught(void **state)
+{
+	static const char *const tests[] = { "generic/001=pass", "generic/002=hang",
+					     "generic/003=pass", NULL };
+	struct ctx c = { 0 };
+	struct plan plan;
+	json_t *root;
+
+	plan_for(&plan, tests);
+	plan_set_backend_opt(&plan, "silence", "2"); /* the agent's heartbeat comes every 5 s */
+	root = run(&c, &plan);
+	assert_status(&c, root, "generic/002", "hung");
+	assert_log(&c, "was silent for 2 seconds");
+	assert_status(&c, root, "generic/003", "pass");
+	ctx_release(&c, root);
+	plan_release(&plan);
+}
+
+/* Ctrl-C in a stage: the run ends interrupted, with what ran before it. */
+static void
+cancel_in(const char *where, const char *ran, const char *status)
+{
+	static const char *const tests[] = { "generic/001=pass", "generic/002=hang", NULL };
+	static const char *const short_tests[] = { "generic/001=big", NULL };
+	struct ctx c = { .cancel_at = where };
+	/* at "results" the hang would never let the tests end */
+	json_t *root = run_named(&c, strcmp(where, "results") ? tests : short_tests, 0);
+	assert_log(&c, " interrupted\n");
+	assert_true(flag_of(root, "interrupted"));
+	if (ran)
+		assert_status(&c, root, ran, status);
+	else
+		assert_null(status_of(root, "generic/001"));
+	ctx_release(&c, root);
+}
+
+static void
+test_cancel_at_start(void **state)
+{
+	cancel_in("run", NULL, NULL);
+}
+
+static void
+test_cancel_in_boot(void **state)
+{
+	cancel_in("boot", NULL, NULL);
+}
+
+static void
+test_cancel_in_tests(void **state)
+{
+	cancel_in("test:generic/002", "generic/001", "pass");
+}
+
+/* Ctrl-C while the results unpack: the configuration stays until they are. */
+static void
+test_cancel_in_results(void **state)
+{
+	cancel_in("results", "generic/001", "pass");
+}
+
+/* A broken agent's frame in the middle of a test: the guest's protocol error, never fswb's. */
+static void
+frame_case(const char *frame, const char *says)
+{
+	char *bad = xasprintf("generic/002=frame %s", frame);
+	const char *const tests[] = { "generic/001=pass", bad, "generic/003=pass", NULL };
+	struct ctx c = { 0 };
+	json_t *root = run_named(&c, tests, 0);
+
+	assert_status(&c, root, "generic/001", "pass");
+	assert_status(&c, root, "generic/002", "crashed");
+	assert_log(&c, says);
+	assert_log(&c, "end of run 1\n");
+	ctx_release(&c, root);
+	free(bad);
+}
+
+/* RESULT and EXIT while check runs, then check's own output: out of order. */
+static void
+test_frame_out_of_order(void **state)
+{
+	frame_case("RESULT +3\\nabcEXIT 0\\n", "came out of order");
+}
+
+/*
+ * The disk fills up while the results unpack: the run says what was lost, in
+ * run.json's error too, exits 2, and leaves no archive. (Root only: a small
+ * tmpfs over the runs directory, in a mount namespace of this test's own.)
+ */
+static void
+test_results_disk_full(void **state)
+{
+	static const char *const tests[] = { "generic/001=big", NULL };
+	char *runs = test_tmp("home/data/runs");
+	struct ctx c = { 0 };
+	json_t *root;
+	const char *err;
+
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) ||
+	    mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		free(runs);
+		skip();
+	}
+	mkdir_p(runs, 0755);
+	assert_int_equal(mount("fswb-test", runs, "tmpfs", 0, "size=8m"), 0);
+	root = run_named(&c, tests, 0);
+	assert_log(&c, "were lost");
+	assert_log(&c, "No space left on device");
+	assert_log(&c, "end of run 2\n");
+	err = json_string_value(json_object_get(root, "error"));
+	if (!err || !strstr(err, "the results of 'ext4/4k' were lost"))
+		fail_msg("run.json's error: %s", err ? err : "null");
+	ctx_release(&c, root);
+	umount2(runs, MNT_DETACH);
+	free(runs);
+}
+
+/* Check's output after its EXIT: the guest's protocol error, never fswb's BUG(). */
+static void
+test_frame_after_exit(void **state)
+{
+	frame_case("RESULT +0\\nEXIT 0\\nOUT +1\\nx", "OUT came out of order (after RESULT)");
+}
+
+/* A second EXIT for one RUN. */
+static void
+test_frame_exit_twice(void **state)
+{
+	frame_case("RESULT +0\\nEXIT 0\\nEXIT 1\\n", "EXIT came out of order (twice for one RUN)");
+}
+
+/* A payload longer than the protocol allows. */
+static void
+test_frame_oversized(void **state)
+{
+	frame_case("OUT +999999999999\\n", "broke the protocol");
+}
+
+static int
+setup(void **state)
+{
+	char *dir;
+
+	test_setup_hermetic(state);
+	dir = test_srcdir();
+	setenv("FSWB_DATADIR", dir, 1); /* the agent, from this tree */
+	free(dir);
+	/* orphans of a killed agent come here, so that the checks above see them */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	dir = test_path("profiles");
+	assert_int_equal(profiles_load(dir, &profiles), OK);
+	free(dir);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	profiles_release(&profiles);
+	return test_teardown_hermetic(state);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pass_fail_notrun),
+		cmocka_unit_test(test_crash_then_new_session),
+		cmocka_unit_test(test_hang_caught),
+		cmocka_unit_test(test_long_test_flagged),
+		cmocka_unit_test(test_silence_caught),
+		cmocka_unit_test(test_cancel_at_start),
+		cmocka_unit_test(test_cancel_in_boot),
+		cmocka_unit_test(test_cancel_in_tests),
+		cmocka_unit_test(test_cancel_in_results),
+		cmocka_unit_test(test_frame_out_of_order),
+		cmocka_unit_test(test_frame_oversized),
+		cmocka_unit_test(test_frame_after_exit),
+		cmocka_unit_test(test_frame_exit_twice),
+		cmocka_unit_test(test_results_disk_full),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
