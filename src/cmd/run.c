@@ -166,16 +166,44 @@ on_event(void *data, const struct event *ev)
 	}
 }
 
-static volatile sig_atomic_t stop_requests;
+/* The run on the loop: it ends with RUN_END (or a second Ctrl-C); a shell when one waits. */
+struct control {
+	struct loop *loop;
+	struct engine *e;
+	struct shell_relay *relay;
+	unsigned stop_requests;
+};
 
 static void
 on_stop(struct loop *loop, int signo, void *data)
 {
-	struct engine *e = data;
+	struct control *c = data;
 
-	if (++stop_requests == 1)
+	if (++c->stop_requests == 1)
 		term_fprintf(stderr, "\nfswb: stopping the run (Ctrl-C again to stop at once)\n");
-	engine_cancel(e);
+	else
+		loop_quit(loop, 0);
+	engine_cancel(c->e);
+}
+
+static void
+start_shell(struct loop *loop, void *data)
+{
+	struct control *c = data;
+
+	if (!c->relay && engine_shell_fd(c->e) >= 0)
+		c->relay = shell_relay_start(loop, c->e, NULL, NULL);
+}
+
+static void
+on_control(void *data, const struct event *ev)
+{
+	struct control *c = data;
+
+	if (ev->type == EV_RUN_END)
+		loop_quit(c->loop, 0);
+	else if (ev->type == EV_STAGE_BEGIN && !strcmp(ev->u.stage.stage, "shell"))
+		loop_add_timer(c->loop, 0, false, start_shell, c);
 }
 
 int
@@ -187,29 +215,26 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 			     .console = plan->dry_run };
 	struct event_bus bus = EVENT_BUS_INIT;
 	struct loop *loop = loop_new();
-	struct shell_relay *relay = NULL;
+	struct control c = { .loop = loop };
 	struct engine *e;
 	int code;
 
 	strvec_init(&p.errors);
 	event_bus_add(&bus, (struct listener){ on_event, &p });
+	event_bus_add(&bus, (struct listener){ on_control, &c });
 	engine_new(plan, profiles, loop, &bus, &e);
+	c.e = e;
 	if (engine_start(e) != OK) {
 		code = cmd_fail("run");
 		goto out;
 	}
 	p.run_dir = engine_run_dir(e);
-	loop_watch_signal(loop, SIGINT, on_stop, e);
-	loop_watch_signal(loop, SIGTERM, on_stop, e);
-	loop_watch_signal(loop, SIGHUP, on_stop, e);
-	while (!engine_done(e)) {
-		loop_run_once(loop, 1000);
-		if (stop_requests > 1)
-			break;
-		if (!relay && engine_shell_fd(e) >= 0)
-			relay = shell_relay_start(loop, e, NULL, NULL);
-	}
-	shell_relay_free(relay);
+	loop_watch_signal(loop, SIGINT, on_stop, &c);
+	loop_watch_signal(loop, SIGTERM, on_stop, &c);
+	loop_watch_signal(loop, SIGHUP, on_stop, &c);
+	if (!engine_done(e))
+		loop_run(loop);
+	shell_relay_free(c.relay);
 	code = engine_exit_code(e);
 	if (!json) {
 		clear_progress(&p);

@@ -181,5 +181,7 @@ ui_main(int argc, char **argv)
 	free(ui.profiles_error);
 	free(ui.message);
 	free(ui.ask);
+	for (size_t i = 0; i < ui.nrequests; i++)
+		ui_request_release(&ui.requests[i]);
 	return ui.exit_code;
 }

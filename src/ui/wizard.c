@@ -92,7 +92,8 @@ struct wizard {
 	bool hist_done;
 
 	struct ui *ui;
-	uint64_t ask_timer; /* the answers asked for, pending */
+	uint64_t ask_timer;    /* the answers asked for, pending */
+	uint64_t doctor_timer; /* the whole host check, pending */
 	int list_h;
 };
 
@@ -456,15 +457,29 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 	     "Press Enter to start with sensible defaults, or ? to read what fstests is.");
 }
 
-static void wizard_draw(struct ui *ui, struct view *v);
+static void doctor_details(struct ui *ui, struct wizard *w);
 
+/*
+ * The whole check, KVM boot trial included (seconds): from the loop, after
+ * the frame that says so; keys wait meanwhile. Then the findings.
+ */
 static void
-wizard_draw_now(struct ui *ui)
+on_doctor(struct loop *loop, void *data)
 {
-	struct view *v = ui_top(ui);
+	struct wizard *w = data;
+	struct ui *ui = w->ui;
 
-	wizard_draw(ui, v);
-	refresh();
+	w->doctor_timer = 0;
+	ui->pending--;
+	loop_mod_fd(ui->loop, 0, 0);
+	if (w->hc_done)
+		hostcheck_release(&w->hc);
+	inventory_host(ui->loop, ui_profiles(ui), true, &w->hc);
+	loop_mod_fd(ui->loop, 0, POLLIN);
+	w->hc_done = w->hc_full = true;
+	free(ui->message);
+	ui->message = NULL;
+	doctor_details(ui, w);
 }
 
 static void
@@ -473,19 +488,14 @@ doctor_details(struct ui *ui, struct wizard *w)
 	struct pager *p;
 	struct textdoc *d;
 
-	load_welcome(ui, w);
 	if (!w->hc_full) {
-		/* the whole check, KVM boot trial included: keys wait meanwhile */
-		ui_msg(ui, false, "checking this machine (a few seconds)...");
-		erase();
-		wizard_draw_now(ui);
-		loop_mod_fd(ui->loop, 0, 0);
-		hostcheck_release(&w->hc);
-		inventory_host(ui->loop, ui_profiles(ui), true, &w->hc);
-		loop_mod_fd(ui->loop, 0, POLLIN);
-		w->hc_full = true;
-		free(ui->message);
-		ui->message = NULL;
+		if (!w->doctor_timer) {
+			ui_msg(ui, false, "checking this machine (a few seconds)...");
+			ui->pending++;
+			w->doctor_timer =
+				loop_add_timer(ui->loop, 2 * UI_FRAME_MS, false, on_doctor, w);
+		}
+		return;
 	}
 	p = pager_new("fswb \xc2\xb7 this machine");
 	d = pager_tab(p, "findings");
@@ -1408,6 +1418,10 @@ wizard_free(struct view *v)
 {
 	struct wizard *w = v->priv;
 
+	if (w->doctor_timer) {
+		loop_del_timer(w->ui->loop, w->doctor_timer);
+		w->ui->pending--;
+	}
 	if (w->ask_timer) {
 		loop_del_timer(w->ui->loop, w->ask_timer);
 		w->ui->pending--;

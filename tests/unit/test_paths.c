@@ -11,6 +11,7 @@
 
 #include "core/logfile.h"
 #include "core/paths.h"
+#include "core/rundir.h"
 
 static void
 test_dirs_follow_fswb_home(void **state)
@@ -152,6 +153,60 @@ test_atomic_write(void **state)
 	free(dir);
 }
 
+static void
+test_rundir_list(void **state)
+{
+	char *root = test_tmp("runs"), *plan = test_tmp("runs/20261204-100000/plan.json");
+	char *events = test_tmp("runs/20261203-090000/events.jsonl");
+	char *other = test_tmp("runs/notes/readme"), *link = test_tmp("runs/20261205-000000");
+	char *target = test_tmp("runs/20261204-100000");
+	struct strvec ids = STRVEC_INIT;
+
+	(void)state;
+	rundir_list(root, &ids); /* no root yet */
+	assert_int_equal(ids.n, 0);
+	test_write(plan, "{}");
+	test_write(events, "");
+	test_write(other, "not a run");
+	assert_int_equal(symlink(target, link), 0);
+	rundir_list(root, &ids);
+	/* oldest first; a directory without a run's files and a link are not runs */
+	assert_int_equal(ids.n, 2);
+	assert_string_equal(ids.v[0], "20261203-090000");
+	assert_string_equal(ids.v[1], "20261204-100000");
+	strvec_clear(&ids);
+	free(root);
+	free(plan);
+	free(events);
+	free(other);
+	free(link);
+	free(target);
+}
+
+static void
+test_which(void **state)
+{
+	char *dir = test_tmp("bin"), *tool = test_tmp("bin/tool"), *top = test_tmp(""), *found;
+
+	(void)state;
+	test_write(tool, "#!/bin/sh\n");
+	assert_int_equal(chmod(tool, 0755), 0);
+	found = path_which("tool", dir, NULL);
+	assert_string_equal(found, tool);
+	free(found);
+	found = path_which(tool, "/nonexistent", NULL); /* a path is itself */
+	assert_string_equal(found, tool);
+	free(found);
+	assert_null(path_which("tool", "/nonexistent", NULL));
+	found = path_which("tool", "/nonexistent", dir); /* then the extra dirs */
+	assert_string_equal(found, tool);
+	free(found);
+	assert_null(path_which("bin", top, NULL)); /* a directory is not one */
+	free(top);
+	free(dir);
+	free(tool);
+}
+
 /* Below an untrusted directory: no symlink followed, no FIFO waited on, no "..". */
 static void
 test_beneath(void **state)
@@ -245,6 +300,8 @@ main(void)
 		cmocka_unit_test(test_mkdir_and_remove_tree),
 		cmocka_unit_test(test_read_file_limits),
 		cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_rundir_list),
+		cmocka_unit_test(test_which),
 		cmocka_unit_test(test_beneath),
 		cmocka_unit_test(test_logfile_cap),
 	};
