@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/jread.h"
 #include "core/paths.h"
 #include "core/plan.h"
 #include "core/profile.h"
@@ -465,16 +466,6 @@ print_devices(const struct fs_config *c, struct strbuf *sb)
 }
 
 static json_t *
-strvec_json(const struct strvec *sv)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < sv->n; i++)
-		json_array_append_new(a, json_string(sv->v[i]));
-	return a;
-}
-
-static json_t *
 config_json(const struct fs_config *c)
 {
 	json_t *o = json_object();
@@ -489,12 +480,12 @@ config_json(const struct fs_config *c)
 	json_object_set_new(o, "pool_devices", json_integer(c->pool_devices));
 	json_object_set_new(o, "logdev_size", json_integer((json_int_t)c->logdev_size));
 	json_object_set_new(o, "rtdev_size", json_integer((json_int_t)c->rtdev_size));
-	json_object_set_new(o, "kconfig", strvec_json(&c->kconfig));
-	json_object_set_new(o, "aliases", strvec_json(&c->aliases));
-	json_object_set_new(o, "env", strvec_json(&c->env));
+	json_object_set_new(o, "kconfig", json_strvec(&c->kconfig));
+	json_object_set_new(o, "aliases", json_strvec(&c->aliases));
+	json_object_set_new(o, "env", json_strvec(&c->env));
 	json_object_set_new(o, "exclude", c->exclude ? json_string(c->exclude) : json_null());
-	json_object_set_new(o, "exclude_tests", strvec_json(&c->exclude_tests));
-	json_object_set_new(o, "exclude_groups", strvec_json(&c->xgroups));
+	json_object_set_new(o, "exclude_tests", json_strvec(&c->exclude_tests));
+	json_object_set_new(o, "exclude_groups", json_strvec(&c->xgroups));
 	return o;
 }
 
@@ -505,9 +496,9 @@ set_json(const struct test_set *s)
 
 	json_object_set_new(o, "name", json_string(s->name));
 	json_object_set_new(o, "description", json_string(s->description));
-	json_object_set_new(o, "groups", strvec_json(&s->groups));
-	json_object_set_new(o, "exclude_groups", strvec_json(&s->xgroups));
-	json_object_set_new(o, "env", strvec_json(&s->env));
+	json_object_set_new(o, "groups", json_strvec(&s->groups));
+	json_object_set_new(o, "exclude_groups", json_strvec(&s->xgroups));
+	json_object_set_new(o, "env", json_strvec(&s->env));
 	return o;
 }
 
@@ -614,7 +605,7 @@ cmd_profiles(int argc, char **argv)
 			json_array_append_new(sets, set_json(&p->sets[i]));
 		for (size_t i = 0; i < p->nlists; i++)
 			json_object_set_new(lists, p->lists[i].name,
-					    strvec_json(&p->lists[i].configs));
+					    json_strvec(&p->lists[i].configs));
 		json_object_set_new(root, "configs", cfgs);
 		json_object_set_new(root, "lists", lists);
 		json_object_set_new(root, "sets", sets);

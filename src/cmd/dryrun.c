@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "core/jread.h"
 #include "core/paths.h"
 #include "core/plan.h"
 #include "core/profile.h"
@@ -240,25 +241,15 @@ print_config(const struct catalogue *cat, const struct dry_config *d)
 }
 
 static json_t *
-strvec_json(const struct strvec *sv)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < sv->n; i++)
-		json_array_append_new(a, json_string(sv->v[i]));
-	return a;
-}
-
-static json_t *
 config_json(const struct catalogue *cat, const struct dry_config *d)
 {
 	json_t *o = json_object(), *tests = json_array(), *out = json_array();
 
 	json_object_set_new(o, "config", json_string(d->cfg->name));
 	json_object_set_new(o, "fstyp", json_string(d->cfg->fstyp));
-	json_object_set_new(o, "groups", strvec_json(&d->sel.groups));
-	json_object_set_new(o, "exclude_groups", strvec_json(&d->sel.xgroups));
-	json_object_set_new(o, "env", strvec_json(&d->sel.env));
+	json_object_set_new(o, "groups", json_strvec(&d->sel.groups));
+	json_object_set_new(o, "exclude_groups", json_strvec(&d->sel.xgroups));
+	json_object_set_new(o, "env", json_strvec(&d->sel.env));
 	if (d->error) {
 		json_object_set_new(o, "error", json_string(d->error));
 	} else {
@@ -271,11 +262,11 @@ config_json(const struct catalogue *cat, const struct dry_config *d)
 			jt = json_object();
 			json_object_set_new(jt, "name", json_string(t->name));
 			json_object_set_new(jt, "description", json_string(t->description));
-			json_object_set_new(jt, "groups", strvec_json(&t->groups));
+			json_object_set_new(jt, "groups", json_strvec(&t->groups));
 			json_array_append_new(tests, jt);
 		}
-		json_object_set_new(o, "unknown", strvec_json(&d->cs.unknown));
-		json_object_set_new(o, "warnings", strvec_json(&d->cs.warnings));
+		json_object_set_new(o, "unknown", json_strvec(&d->cs.unknown));
+		json_object_set_new(o, "warnings", json_strvec(&d->cs.warnings));
 	}
 	for (size_t i = 0; i < d->out_tests.n; i++) {
 		json_t *x = json_object();

@@ -217,3 +217,13 @@ jread_object(struct jreader *r, json_t *parent, const char *key, json_t **out)
 	strbuf_setlen(&r->path, mark);
 	return rc;
 }
+
+json_t *
+json_strvec(const struct strvec *sv)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < sv->n; i++)
+		json_array_append_new(a, json_string(sv->v[i]));
+	return a;
+}

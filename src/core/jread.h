@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Reading JSON into typed fields, with messages that name the source and
+ * JSON: json_strvec() for writing a list of strings, and reading JSON into
+ * typed fields, with messages that name the source and
  * the field ("plan.json: field 'tests.groups[1]': expected a string, got a
  * whole number") and the valid keys of an object. A missing key leaves the
  * field as it was.
@@ -21,6 +22,9 @@
 
 #include "core/status.h"
 #include "core/util.h"
+
+/* A new JSON array of sv's strings. */
+json_t *json_strvec(const struct strvec *sv);
 
 struct jreader {
 	const char *source;

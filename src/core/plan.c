@@ -184,16 +184,6 @@ json_size(uint64_t bytes)
 	return json_integer((json_int_t)bytes);
 }
 
-static json_t *
-json_strvec(const struct strvec *sv)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < sv->n; i++)
-		json_array_append_new(a, json_string(sv->v[i]));
-	return a;
-}
-
 char *
 plan_to_json(const struct plan *plan)
 {

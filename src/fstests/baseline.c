@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/jread.h"
 #include "core/paths.h"
 #include "fstests/history.h"
 
@@ -351,16 +352,6 @@ regressions_release(struct regressions *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static json_t *
-strvec_json(const struct strvec *sv)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < sv->n; i++)
-		json_array_append_new(a, json_string(sv->v[i]));
-	return a;
-}
-
 json_t *
 regressions_json(const struct regressions *r)
 {
@@ -372,8 +363,8 @@ regressions_json(const struct regressions *r)
 		json_array_append_new(cfgs, json_pack("{s:s,s:s}", "config", r->configs.v[i], "run",
 						      r->runs.v[i]));
 	json_object_set_new(o, "configs", cfgs);
-	json_object_set_new(o, "without", strvec_json(&r->without));
-	json_object_set_new(o, "without_failing", strvec_json(&r->without_failing));
+	json_object_set_new(o, "without", json_strvec(&r->without));
+	json_object_set_new(o, "without_failing", json_strvec(&r->without_failing));
 	for (size_t i = 0; i < r->cmp.n; i++) {
 		const struct cmp_entry *e = &r->cmp.v[i];
 		const char *cfg = e->config ? e->config : "";
