@@ -114,11 +114,12 @@ check "no QEMU is left after a hang" test "$(qemus)" -eq 0
 # 5. Ctrl-C in the middle: a clean stop, a run directory that says so.
 "$FSWB" run -c ext4/4k --fstests-src "$MINI" generic/012 generic/001 >"$T/int" 2>&1 &
 pid=$!
-for _ in $(seq 1 300); do
-	grep -q '^\[tests\]' "$T/int" && break
-	sleep 1
+# Ctrl-C once generic/012 has started in the guest (its test_start event)
+for _ in $(seq 1 600); do
+	r=$(last_run)
+	[ -n "$r" ] && grep -q '"event":"test_start".*"generic/012"' "$r/events.jsonl" 2>/dev/null && break
+	sleep 0.5
 done
-sleep 3
 kill -INT "$pid"
 wait "$pid"
 rc=$?

@@ -9,7 +9,10 @@
 #   ui_screen                      the screen as text
 #   ui_settle                      wait until the screen stops changing (at most 5 s)
 #   ui_alive                       whether the program still runs
+#   ui_gone [SECONDS]              wait until it has ended
 #   ui_stop                        end the session
+# Whether a screen fits its width is for fswb's own virtual screen
+# (tests/ui/screens.sh), not for a tmux capture: tmux wraps at the pane width.
 BUILD=${BUILD:-build}
 UI_SOCK="fswb-ui-$$"
 UI_SESSION=t
@@ -74,6 +77,16 @@ ui_alive() {
 	[ "$(_tmux display-message -p -t "$UI_SESSION" '#{pane_dead}' 2>/dev/null)" = 0 ]
 }
 
+# ui_gone [SECONDS]: wait until the program has ended (at most 5 s); 1 if it has not
+ui_gone() {
+	local i
+	for ((i = 0; i < ${1:-5} * 20; i++)); do
+		ui_alive || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # The exit status of the program after it ended (remain-on-exit keeps the pane).
 ui_exit_status() { _tmux display-message -p -t "$UI_SESSION" '#{pane_dead_status}'; }
 
@@ -101,7 +114,3 @@ $(ui_screen)"
 	fi
 }
 
-# screen_fits COLS: no line of the screen is wider than COLS characters
-screen_fits() {
-	ui_screen | perl -CS -ne 'chomp; if (length($_) > '"$1"') { print "line $.: " . length($_) . "\n"; $bad = 1 } END { exit($bad ? 1 : 0) }'
-}
