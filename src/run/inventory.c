@@ -129,8 +129,6 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 		   const struct catalogue *cat, const struct estimator *est, const char *preset,
 		   const char *kernel, struct est_total *out)
 {
-	const struct test_set *set = preset && prof ? profiles_set(prof, preset) : NULL;
-
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; cat && i < plan->configs.n; i++) {
 		const struct fs_config *c = prof ? profiles_config(prof, plan->configs.v[i]) : NULL;
@@ -144,8 +142,9 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 		for (size_t j = 0; j < sel.tests.n; j++)
 			if (!strvec_contains(&sel.expunged, sel.tests.v[j]))
 				strvec_push(&run, sel.tests.v[j]);
-		estimate_config(est, c->name, kernel, cat, (const char *const *)run.v, run.n,
-				set ? &set->groups : &plan->tests.groups, out);
+		/* every test came from cat, which knows its groups */
+		estimate_config(est, c->name, kernel, cat, (const char *const *)run.v, run.n, NULL,
+				out);
 		strvec_clear(&run);
 		catalogue_selection_release(&sel);
 	}
