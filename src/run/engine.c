@@ -246,22 +246,23 @@ events_cut_note(void)
 
 /*
  * The groups a test is known by: the catalogue's when fswb has the tree, else
- * the groups the run selected tests by (what the run declares).
+ * the -g groups check was given (what the run declares).
  */
 static void
 test_groups(struct engine *e, const char *test, struct strvec *out)
 {
 	const struct catalogue_test *t = e->have_cat ? catalogue_find(&e->cat, test) : NULL;
-	const struct test_set *set =
-		e->plan.tests.preset ? profiles_set(e->profiles, e->plan.tests.preset) : NULL;
+	struct check_selection sel;
 
 	if (t) {
 		strvec_pushv(out, (const char *const *)t->groups.v);
 		return;
 	}
-	if (set)
-		strvec_pushv(out, (const char *const *)set->groups.v);
-	strvec_pushv(out, (const char *const *)e->plan.tests.groups.v);
+	if (!e->cfg)
+		return;
+	plan_check_selection(&e->plan, e->profiles, e->cfg, &sel);
+	strvec_pushv(out, (const char *const *)sel.groups.v);
+	check_selection_release(&sel);
 }
 
 /* How long test should take, and why (in *basis). */
