@@ -125,11 +125,16 @@ struct event {
 	enum event_type type;
 	uint64_t wall_ms;   /* wall-clock time (ms since the epoch) when emitted */
 	const char *config; /* the config or section this is about; may be NULL */
+	/* The shard (guest) it comes from, 1..N in a run of several guests at
+	 * once (plan.shards); 0 in a run of one guest at a time. */
+	unsigned shard;
 	union {
 		struct {
 			const char *id;		 /* the run's id */
 			unsigned total_tests;	 /* expected tests, 0 when not known yet */
 			double expected_seconds; /* the whole run's estimate; 0 when unknown */
+			unsigned shards;	 /* guests at once; 0 or 1: one at a time */
+			const char *shards_why;	 /* how that count was chosen; may be NULL */
 		} run;
 		struct {
 			const char *stage;  /* "kernel", "appliance", "boot", "tests", "results" */

@@ -69,12 +69,18 @@ event_to_json(const struct event *ev, struct strbuf *out)
 	json_object_set_new(o, "event", json_string(event_type_str(ev->type)));
 	json_object_set_new(o, "time", json_integer((json_int_t)ev->wall_ms));
 	set_str(o, "config", ev->config);
+	if (ev->shard)
+		json_object_set_new(o, "shard", json_integer(ev->shard));
 	switch (ev->type) {
 	case EV_RUN_BEGIN:
 		set_str(o, "id", ev->u.run.id);
 		json_object_set_new(o, "total_tests", json_integer(ev->u.run.total_tests));
 		if (ev->u.run.expected_seconds > 0)
 			set_secs(o, "expected_seconds", ev->u.run.expected_seconds);
+		if (ev->u.run.shards > 1) {
+			json_object_set_new(o, "shards", json_integer(ev->u.run.shards));
+			set_str(o, "shards_why", ev->u.run.shards_why);
+		}
 		break;
 	case EV_STAGE_BEGIN:
 	case EV_STAGE_PROGRESS:
@@ -267,11 +273,14 @@ parse_object(json_t *o, struct event_owned *e)
 	ev->type = (enum event_type)t;
 	ev->wall_ms = (uint64_t)get_num(o, "time", 0);
 	ev->config = get_str(o, "config", e);
+	ev->shard = get_uint(o, "shard");
 	switch (ev->type) {
 	case EV_RUN_BEGIN:
 		ev->u.run.id = get_str(o, "id", e);
 		ev->u.run.total_tests = get_uint(o, "total_tests");
 		ev->u.run.expected_seconds = get_num(o, "expected_seconds", 0);
+		ev->u.run.shards = get_uint(o, "shards");
+		ev->u.run.shards_why = get_str(o, "shards_why", e);
 		break;
 	case EV_STAGE_BEGIN:
 	case EV_STAGE_PROGRESS:

@@ -426,6 +426,8 @@ jtest(const struct test_result *t)
 	json_object_set_new(o, "detail", jstr(t->detail));
 	json_object_set_new(o, "hints", jstr(t->hints));
 	json_object_set_new(o, "reruns", json_integer(t->reruns));
+	if (t->shard)
+		json_object_set_new(o, "shard", json_integer(t->shard));
 	if (t->niterations) {
 		json_t *its = json_array();
 
@@ -477,6 +479,8 @@ run_record_to_json(const struct run_record *rec)
 	json_object_set_new(root, "exit_code",
 			    rec->exit_code >= 0 ? json_integer(rec->exit_code) : json_null());
 	json_object_set_new(root, "error", jstr(rec->error));
+	if (rec->shards > 1)
+		json_object_set_new(root, "shards", json_integer(rec->shards));
 	json_object_set_new(root, "counts", jcounts(&total));
 	for (size_t i = 0; i < rec->nsections; i++) {
 		const struct section_result *s = &rec->sections[i];
@@ -653,6 +657,8 @@ read_test(struct jreader *c, json_t *o, struct section_result *sec)
 		goto out;
 	t = section_add_test(sec, test, st, seconds, reasons, reason, detail, hints);
 	t->reruns = reruns;
+	if ((rc = jread_count(c, o, "shard", 64, &t->shard)) != OK)
+		goto out;
 	if ((rc = read_iterations(c, json_object_get(o, "iterations"), t)) != OK)
 		goto out;
 	a = json_object_get(o, "artifacts");
@@ -768,7 +774,8 @@ run_record_from_json(const char *text, const char *source, struct run_record *ou
 	    (rc = jread_bool(&c, root, "finished", &rec.finished)) != OK ||
 	    (rc = jread_bool(&c, root, "interrupted", &rec.interrupted)) != OK ||
 	    (rc = jread_str(&c, root, "stopped_at", true, &rec.stopped_at)) != OK ||
-	    (rc = jread_str(&c, root, "error", true, &rec.error)) != OK)
+	    (rc = jread_str(&c, root, "error", true, &rec.error)) != OK ||
+	    (rc = jread_count(&c, root, "shards", 64, &rec.shards)) != OK)
 		goto out;
 	v = json_object_get(root, "exit_code");
 	if (v && !json_is_null(v)) {
@@ -1861,6 +1868,7 @@ writer_event(void *data, const struct event *ev)
 	case EV_RUN_BEGIN:
 		replace(&rec->id, ev->u.run.id);
 		rec->start_ms = ev->wall_ms;
+		rec->shards = ev->u.run.shards;
 		rec->finished = false;
 		writer_save(w);
 		break;
@@ -1893,6 +1901,7 @@ writer_event(void *data, const struct event *ev)
 					     ev->u.test_end.hints);
 			if (ev->u.test_end.rerun)
 				t->reruns = ev->u.test_end.rerun;
+			t->shard = ev->shard;
 		}
 		if (sec->stopped_at && !strcmp(sec->stopped_at, name)) {
 			free(sec->stopped_at);

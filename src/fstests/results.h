@@ -94,6 +94,7 @@ struct test_result {
 	char *detail;	  /* the diff and what else check printed; may be NULL */
 	char *hints;	  /* check's hints after a failure (TEST.hints); may be NULL */
 	unsigned reruns;
+	unsigned shard; /* the guest that ran it in a run of several at once (1..N); 0: not sharded */
 	/*
 	 * Every run of the test in order, the first one included, when it ran
 	 * more than once (none in a run.json written before they were kept).
@@ -127,6 +128,7 @@ struct run_record {
 	char *stopped_at;
 	int exit_code; /* -1 when unknown */
 	char *error;
+	unsigned shards; /* guests at once (plan.shards); 0 or 1: one at a time */
 };
 
 /*
