@@ -185,6 +185,11 @@ struct session_layout {
 	const char *fstests_dir; /* the fstests tree check runs in */
 	const char *job_dir;	 /* where the agent keeps the job's FILEs */
 	const char *mnt_dir;	 /* the mount points TEST_DIR and SCRATCH_MNT are made in */
+	/*
+	 * check's RESULT_BASE; NULL: FSTESTS/results. A backend whose sessions
+	 * share one fstests tree (stdio) gives each its own.
+	 */
+	const char *results_dir;
 };
 
 struct session_callbacks {

@@ -18,6 +18,9 @@
  * its process group into WORKDIR/agent/bg.pgid), so nothing is left running
  * even when the agent was killed.
  *
+ * check's results go to a directory of the session's own in fswb's cache
+ * (RESULT_BASE): sessions at once share the fstests tree.
+ *
  * Options: fstests=DIR (required), boot=SECONDS (default 30) and
  * silence=SECONDS (default 60), the watchdog's limits.
  */
@@ -51,7 +54,7 @@ struct stdio_session {
 	struct strbuf outq;
 	struct strvec disks;
 	struct session_layout layout;
-	char *fstests, *job_dir, *mnt_dir;
+	char *fstests, *job_dir, *mnt_dir, *results_dir;
 	unsigned boot, silence;
 	bool cancelled, notified, out_open, err_open;
 	uint64_t kill_timer;
@@ -68,6 +71,37 @@ stdio_probe(const struct plan *plan, struct backend_probe *out)
 		out->summary = xstrdup("not usable: no fstests tree");
 		out->fix = xstrdup("give -o fstests=DIR");
 	}
+	return OK;
+}
+
+/*
+ * check's RESULT_BASE for one session: sessions share the fstests tree, so
+ * each gets a directory of its own in fswb's cache (not in the session's
+ * scratch directory, which lives with the run's files).
+ */
+static enum status
+results_dir_make(struct lease *lease, char **out)
+{
+	char *base = NULL, *dir;
+	enum status rc = fswb_dir_make(DIR_CACHE, "stdio", &base);
+
+	if (rc != OK)
+		return rc;
+	dir = path_join(base, "results.XXXXXX");
+	free(base);
+	if (!mkdtemp(dir)) {
+		rc = error(ERR_IO, "cannot make a results directory in fswb's cache: %s",
+			   strerror(errno));
+		free(dir);
+		return rc;
+	}
+	rc = lease_add_path(lease, dir);
+	if (rc != OK) {
+		rmdir(dir);
+		free(dir);
+		return rc;
+	}
+	*out = dir;
 	return OK;
 }
 
@@ -201,11 +235,14 @@ stdio_release(void *priv)
 	/* a start that failed keeps its message */
 	if (s->workdir && remove_tree(s->workdir) != OK)
 		error_clear();
+	if (s->results_dir && remove_tree(s->results_dir) != OK)
+		error_clear();
 	free(s->workdir);
 	free(s->agent_work);
 	free(s->fstests);
 	free(s->job_dir);
 	free(s->mnt_dir);
+	free(s->results_dir);
 	free(s->why_exit);
 	strvec_clear(&s->disks);
 	strbuf_release(&s->outq);
@@ -254,7 +291,10 @@ stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 	s->fstests = xstrdup(fstests);
 	s->job_dir = path_join(s->agent_work, "job");
 	s->mnt_dir = path_join(s->workdir, "mnt");
-	s->layout = (struct session_layout){ s->fstests, s->job_dir, s->mnt_dir };
+	rc = results_dir_make(lease, &s->results_dir);
+	if (rc != OK)
+		goto fail;
+	s->layout = (struct session_layout){ s->fstests, s->job_dir, s->mnt_dir, s->results_dir };
 	for (size_t i = 0; rc == OK && i < spec->ndisks; i++) {
 		if (spec->disks[i].path) {
 			strvec_push(&s->disks, spec->disks[i].path);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "run/engine.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,17 +20,17 @@
 #include "core/spawn.h"
 #include "fstests/archive.h"
 #include "fstests/catalogue.h"
-#include "fstests/estimate.h"
 #include "fstests/check_parser.h"
+#include "fstests/estimate.h"
 #include "fstests/kmsg.h"
 #include "fstests/localconfig.h"
 #include "fstests/results.h"
-#include "run/plan_check.h"
 #include "kbuild/kbuild.h"
 #include "kbuild/kernel.h"
 #include "rootfs/appliance.h"
 #include "rootfs/initramfs.h"
 #include "run/inventory.h"
+#include "run/plan_check.h"
 
 #define WATCH_MS	 1000
 #define SHELL_OUT_MAX	 (1u << 20)  /* shell output queued for a front end that does not read */
@@ -41,14 +42,93 @@
 #define TEST_LIMIT_FACTOR 5
 #define TEST_LIMIT_MIN	  600
 #define TEST_LONG_FACTOR  2 /* a test past twice its expected time is flagged */
+/*
+ * A batch (one check of a shard) takes tests from the front of the queue
+ * (longest first) until their expected time reaches what is left of the
+ * whole run divided by BATCH_SPLIT times the shards: large batches first,
+ * small ones at the end, so the shards end close together. A batch is at
+ * least BATCH_MIN_SECONDS (stretched under emulation), check's start-up and
+ * the test filesystem's mkfs being paid once per batch, but never more than
+ * an equal share of what is left; at most BATCH_MAX_TESTS tests.
+ */
+#define BATCH_SPLIT	  2
+#define BATCH_MIN_SECONDS 60
+#define BATCH_MAX_TESTS	  400
 
 enum phase {
 	PH_IDLE,
-	PH_PREPARE,
 	PH_BOOT,  /* session started, no HELLO yet */
 	PH_TESTS, /* RUN sent */
 	PH_SHELL, /* SHELL sent (plan.shell), then a shell on shell_fd */
 	PH_DONE,  /* POWEROFF sent, or the guest is being stopped */
+};
+
+/* A test waiting in a configuration's queue. */
+struct item {
+	char *test;
+	double secs; /* expected */
+};
+
+/*
+ * The work of one configuration. Listed (a sharded run whose tests are
+ * known on this host): its tests wait in todo, longest first, and each
+ * guest takes a batch at a time. Else it is one unit: one guest runs
+ * check with the whole selection, and a guest started after a crash runs
+ * it again without the tests that ended (-E).
+ */
+struct work {
+	const struct fs_config *cfg;
+	char *slug; /* "ext4-4k": file names */
+	bool listed;
+	struct item *todo;
+	size_t ntodo, alloc;
+	struct strvec ended; /* tests that ended, over all its guests */
+	bool taken;	     /* unit: a guest has it */
+	bool done;	     /* unit: its guest ran it to the end */
+	bool abandoned;	     /* no more guests for it */
+	unsigned failures;   /* its guests that ended no test */
+	bool section_sent;   /* a sharded run says its SECTION once */
+};
+
+/* One guest slot: the guests it starts one after another, each with a session. */
+struct shard {
+	struct engine *e;
+	unsigned no;	/* 1..nshards */
+	struct work *w; /* what its guest runs; NULL: none yet */
+	struct session *session;
+	struct event_bus bus; /* the check parser's and kmsg's events, through on_shard_event */
+	struct agent_reader reader;
+	struct agent_order order;
+	bool broke_protocol; /* this guest's agent did: nothing more is read from it */
+	struct check_parser *parser;
+	struct kmsg *kmsg;
+	enum phase phase;
+	uint64_t phase_ms, last_heard_ms, watch_timer;
+	char *current_test;
+	uint64_t test_started_ms;
+	double current_expected; /* seconds it should take (estimate_test) */
+	enum est_basis current_basis;
+	bool current_flagged;	 /* the user was told it runs long */
+	uint64_t last_output_ms; /* the guest's last kernel-log or check output */
+	int guest_busy;		 /* % of the guest's CPU time busy (its heartbeat), -1: unknown */
+	struct strvec batch;	 /* listed: the batch's tests that have not ended */
+	unsigned ended_here;	 /* tests that ended in this guest */
+	unsigned kmsg_bad;	 /* KMSG_BAD flags of this guest's kernel log */
+	unsigned batches;	 /* batches this shard ran: names of kept files */
+	bool restart;		 /* start a new guest for the remaining tests */
+	bool failed;		 /* the guest crashed, hung or never started */
+	bool job_failed;	 /* the agent could not run the job (ERR) */
+	struct logfile console;
+	struct line_asm out_line; /* check -n's output, line by line */
+	bool got_exit, got_result, boot_end_sent, job_sent, tests_open;
+	/*
+	 * unpack_results may take a while: a guest that ends then (Ctrl-C)
+	 * must not end the shard's guest under it.
+	 */
+	bool unpacking, done_pending;
+	int result_fd;
+	char *result_path;
+	bool idle; /* no guest, nothing left to take */
 };
 
 struct engine {
@@ -61,7 +141,7 @@ struct engine {
 
 	/* run-wide files and listeners */
 	struct results_writer results;
-	struct logfile events, console, kernel_log;
+	struct logfile events, kernel_log;
 	bool files_failed;
 	/*
 	 * Results were lost: 2 when this host could not keep them (a full disk),
@@ -78,49 +158,20 @@ struct engine {
 	bool have_appliance;
 	char *initrd;
 
-	/* the configuration running now */
-	size_t cfg_index;
-	const struct fs_config *cfg;
-	char *cfg_slug; /* "ext4-4k": file names */
-	struct session *session;
-	struct agent_reader reader;
-	struct agent_order order;
-	bool broke_protocol; /* this guest's agent did: nothing more is read from it */
-	struct check_parser *parser;
-	struct kmsg *kmsg;
-	enum phase phase;
-	uint64_t phase_ms, last_heard_ms, watch_timer;
-	char *current_test;
-	uint64_t test_started_ms;
-	double current_expected; /* seconds it should take (estimate_test) */
-	enum est_basis current_basis;
-	bool current_flagged;	 /* the user was told it runs long */
-	uint64_t last_output_ms; /* the guest's last kernel-log or check output */
-	int guest_busy;		 /* % of the guest's CPU time busy (its heartbeat), -1: unknown */
-	/*
-	 * The tests of this configuration that ended, over all its guests: a
-	 * guest started after a crash or a hang leaves them out (-E), and the
-	 * events of its check about them (expunged) are dropped.
-	 */
-	struct strvec ended;
-	unsigned ended_here;	    /* tests that ended in this guest */
-	unsigned kmsg_bad;	    /* KMSG_BAD flags of this guest\'s kernel log */
-	bool restart;		    /* start a new guest for the remaining tests */
-	int shell_fd;		    /* the front end's end of the shell (plan.shell), or -1 */
-	int shell_mine;		    /* ours: relayed to and from the session's shell stream */
-	struct strbuf shell_out;    /* shell output the front end has not read yet */
-	bool dry_run_ok;	    /* check -n ran and said which tests would run */
-	struct line_asm out_line;   /* check -n's output, line by line */
-	struct event_bus check_bus; /* the parser's events, through on_check_event */
-	bool got_exit, got_result, boot_end_sent, job_sent;
-	/*
-	 * unpack_results runs tar and the loop meanwhile: a guest that ends
-	 * then (Ctrl-C) must not end the configuration under it.
-	 */
-	bool unpacking, done_pending;
-	int check_status;
-	int result_fd;
-	char *result_path;
+	/* the work and the guests */
+	struct work *works;
+	size_t nworks;
+	struct shard *shards;
+	unsigned nshards;
+	bool sharded; /* nshards > 1: events say their shard */
+
+	/* the shell after the tests (plan.shell), in the last guest */
+	struct shard *shell_shard;
+	int shell_fd;		 /* the front end's end of the shell, or -1 */
+	int shell_mine;		 /* ours: relayed to and from the session's shell stream */
+	struct strbuf shell_out; /* shell output the front end has not read yet */
+
+	bool dry_run_any, dry_run_failed; /* check -n ran, and said which tests would run */
 
 	/* how long tests take: earlier runs, SOAK_DURATION, the tests' groups */
 	struct estimator est;
@@ -133,9 +184,9 @@ struct engine {
 	int exit_code;
 };
 
-static void next_config(struct engine *e);
-static void start_config(struct engine *e);
-static void deferred_config_done(struct loop *loop, void *data);
+static void shard_go(struct shard *sh);
+static void deferred_shard_done(struct loop *loop, void *data);
+static void finish_run(struct engine *e);
 
 static void
 push_owned(struct strvec *sv, char *s)
@@ -151,31 +202,42 @@ close_fd(int *fd)
 		close(*fd);
 	*fd = -1;
 }
-static void finish_run(struct engine *e);
+
+static const char *
+shard_config(const struct shard *sh)
+{
+	return sh && sh->w ? sh->w->cfg->name : NULL;
+}
 
 /* ---- events ---- */
 
+/* An event of the run (sh NULL) or of a shard's guest (its configuration and number). */
 static void
-emit(struct engine *e, struct event *ev)
+emit(struct engine *e, struct shard *sh, struct event *ev)
 {
-	if (!ev->config && e->cfg)
-		ev->config = e->cfg->name;
-	event_emit(&e->own, (struct event *)ev);
+	if (sh) {
+		if (!ev->config)
+			ev->config = shard_config(sh);
+		ev->shard = e->sharded ? sh->no : 0;
+	}
+	event_emit(&e->own, ev);
 }
 
 static void
-stage(struct engine *e, enum event_type type, const char *name, const char *detail, double fraction)
+stage(struct engine *e, struct shard *sh, enum event_type type, const char *name,
+      const char *detail, double fraction)
 {
 	struct event ev = { .type = type };
 
 	ev.u.stage.stage = name;
 	ev.u.stage.detail = detail;
 	ev.u.stage.fraction = fraction;
-	emit(e, &ev);
+	emit(e, sh, &ev);
 }
 
 static void
-stage_end(struct engine *e, const char *name, enum status code, const char *message)
+stage_end(struct engine *e, struct shard *sh, const char *name, enum status code,
+	  const char *message)
 {
 	struct event ev = { .type = EV_STAGE_END };
 
@@ -183,26 +245,26 @@ stage_end(struct engine *e, const char *name, enum status code, const char *mess
 	ev.u.stage.fraction = code == OK ? 1 : -1;
 	ev.u.stage.code = code;
 	ev.u.stage.message = message;
-	emit(e, &ev);
+	emit(e, sh, &ev);
 }
 
 static void
-warn(struct engine *e, const char *msg)
+warn(struct engine *e, struct shard *sh, const char *msg)
 {
 	struct event ev = { .type = EV_WARNING };
 
 	ev.u.error.message = msg;
-	emit(e, &ev);
+	emit(e, sh, &ev);
 }
 
 static void
-fail_event(struct engine *e, enum status code, const char *msg)
+fail_event(struct engine *e, struct shard *sh, enum status code, const char *msg)
 {
 	struct event ev = { .type = EV_ERROR };
 
 	ev.u.error.code = code;
 	ev.u.error.message = msg;
-	emit(e, &ev);
+	emit(e, sh, &ev);
 }
 
 /* Append to a log of the run (capped), or remember that the run's files failed. */
@@ -215,7 +277,7 @@ log_write(struct engine *e, struct logfile *f, const char *buf, size_t len)
 	case LOGFILE_CUT:
 		msg = xasprintf("'%s' reached its cap and was cut there; later lines are dropped",
 				f->path);
-		warn(e, msg);
+		warn(e, NULL, msg);
 		free(msg);
 		break;
 	case LOGFILE_ERROR:
@@ -223,7 +285,7 @@ log_write(struct engine *e, struct logfile *f, const char *buf, size_t len)
 			msg = xasprintf("cannot write the run's files in '%s': %s; free some space",
 					e->dir, strerror(errno));
 			e->files_failed = true;
-			warn(e, msg);
+			warn(e, NULL, msg);
 			free(msg);
 		}
 		break;
@@ -249,7 +311,7 @@ events_cut_note(void)
  * the -g groups check was given (what the run declares).
  */
 static void
-test_groups(struct engine *e, const char *test, struct strvec *out)
+test_groups(struct engine *e, const struct fs_config *cfg, const char *test, struct strvec *out)
 {
 	const struct catalogue_test *t = e->have_cat ? catalogue_find(&e->cat, test) : NULL;
 	struct check_selection sel;
@@ -258,28 +320,25 @@ test_groups(struct engine *e, const char *test, struct strvec *out)
 		strvec_pushv(out, (const char *const *)t->groups.v);
 		return;
 	}
-	if (!e->cfg)
-		return;
-	plan_check_selection(&e->plan, e->profiles, e->cfg, &sel);
+	plan_check_selection(&e->plan, e->profiles, cfg, &sel);
 	strvec_pushv(out, (const char *const *)sel.groups.v);
 	check_selection_release(&sel);
 }
 
-/* How long test should take, and why (in *basis). */
+/* How long test should take in cfg, and why (in *basis). */
 static double
-expect_test(struct engine *e, const char *test, enum est_basis *basis)
+expect_test(struct engine *e, const struct fs_config *cfg, const char *test, enum est_basis *basis)
 {
 	struct strvec groups = STRVEC_INIT;
 	double s;
 
-	test_groups(e, test, &groups);
-	s = estimate_test(&e->est, e->cfg ? e->cfg->name : NULL, e->kernel.version, test, &groups,
-			  basis);
+	test_groups(e, cfg, test, &groups);
+	s = estimate_test(&e->est, cfg->name, e->kernel.version, test, &groups, basis);
 	strvec_clear(&groups);
 	return s;
 }
 
-/* The engine's own listener: the run's files, counts, the test in progress. */
+/* The engine's own listener: the run's files, counts; then the front end's listeners. */
 static void
 on_own_event(void *data, const struct event *ev)
 {
@@ -290,26 +349,16 @@ on_own_event(void *data, const struct event *ev)
 	log_write(e, &e->events, sb.buf, sb.len);
 	switch (ev->type) {
 	case EV_TEST_START:
-		free(e->current_test);
-		e->current_test = xstrdup(ev->u.test_start.test);
-		e->test_started_ms = loop_now_ms();
-		e->current_expected = ev->u.test_start.expected_seconds;
-		e->current_flagged = false;
 		e->any_test = true;
 		break;
 	case EV_TEST_END:
-		if (!ev->u.test_end.rerun && e->cfg) {
-			strvec_push(&e->ended, ev->u.test_end.test);
-			e->ended_here++;
-		}
 		if (!ev->u.test_end.rerun)
 			test_counts_add(&e->counts, ev->u.test_end.status, ev->u.test_end.seconds);
-		free(e->current_test);
-		e->current_test = NULL;
 		break;
 	case EV_KMSG:
-		e->kmsg_bad |= ev->u.line.flags & KMSG_BAD;
 		strbuf_reset(&sb);
+		if (ev->shard)
+			strbuf_addf(&sb, "[%u] ", ev->shard);
 		strbuf_addf(&sb, "%s\n", ev->u.line.text);
 		log_write(e, &e->kernel_log, sb.buf, sb.len);
 		break;
@@ -317,9 +366,84 @@ on_own_event(void *data, const struct event *ev)
 		break;
 	}
 	strbuf_release(&sb);
-	/* Then the front end's listeners, in their order. */
 	for (size_t i = 0; i < e->bus->n; i++)
 		e->bus->listeners[i].on_event(e->bus->listeners[i].data, ev);
+}
+
+static bool
+done_already(const struct work *w, const char *test)
+{
+	return strvec_contains(&w->ended, test);
+}
+
+static void
+batch_drop(struct shard *sh, const char *test)
+{
+	for (size_t i = 0; i < sh->batch.n; i++) {
+		if (strcmp(sh->batch.v[i], test))
+			continue;
+		free(sh->batch.v[i]);
+		memmove(&sh->batch.v[i], &sh->batch.v[i + 1], (sh->batch.n - i) * sizeof(char *));
+		sh->batch.n--;
+		return;
+	}
+}
+
+/*
+ * A guest's check and kernel-log events: what the shard keeps of them, then
+ * the run's. A later guest's check expunges the tests done before (unit
+ * work): not news. A sharded run says a configuration's SECTION once and
+ * leaves out each batch's SUMMARY (RUN_END has the run's).
+ */
+static void
+on_shard_event(void *data, const struct event *cev)
+{
+	struct shard *sh = data;
+	struct engine *e = sh->e;
+	struct work *w = sh->w;
+	struct event ev = *cev;
+
+	switch (ev.type) {
+	case EV_SECTION:
+		if (e->sharded && w->section_sent)
+			return;
+		w->section_sent = true;
+		break;
+	case EV_SUMMARY:
+		if (e->sharded)
+			return;
+		break;
+	case EV_TEST_START:
+		if (done_already(w, ev.u.test_start.test))
+			return;
+		/* what fswb expects of it: the watchdog's measure and the run view's ETA */
+		ev.u.test_start.expected_seconds =
+			expect_test(e, w->cfg, ev.u.test_start.test, &sh->current_basis);
+		ev.u.test_start.expected_from = est_basis_str(sh->current_basis);
+		free(sh->current_test);
+		sh->current_test = xstrdup(ev.u.test_start.test);
+		sh->test_started_ms = loop_now_ms();
+		sh->current_expected = ev.u.test_start.expected_seconds;
+		sh->current_flagged = false;
+		break;
+	case EV_TEST_END:
+		if (ev.u.test_end.rerun)
+			break;
+		if (done_already(w, ev.u.test_end.test))
+			return;
+		strvec_push(&w->ended, ev.u.test_end.test);
+		sh->ended_here++;
+		batch_drop(sh, ev.u.test_end.test);
+		free(sh->current_test);
+		sh->current_test = NULL;
+		break;
+	case EV_KMSG:
+		sh->kmsg_bad |= ev.u.line.flags & KMSG_BAD;
+		break;
+	default:
+		break;
+	}
+	emit(e, sh, &ev);
 }
 
 /* ---- set-up ---- */
@@ -335,13 +459,9 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->profiles = profiles;
 	e->loop = loop;
 	e->bus = bus;
-	e->events.fd = e->console.fd = e->kernel_log.fd = e->result_fd = e->shell_fd = -1;
-	e->shell_mine = -1;
-	line_asm_init(&e->out_line, CONSOLE_LINE_MAX, false);
+	e->events.fd = e->kernel_log.fd = e->shell_fd = e->shell_mine = -1;
 	strbuf_init(&e->shell_out);
 	e->exit_code = 2;
-	e->guest_busy = -1;
-	strvec_init(&e->ended);
 	estimator_init(&e->est, false);
 	*out = e;
 	return OK;
@@ -426,7 +546,7 @@ warn_kernel_report(struct engine *e)
 				"it will not run",
 				k->name, k->needed_by ? k->needed_by : "the run",
 				k->why ? ": " : "", k->why ? k->why : "");
-		warn(e, msg);
+		warn(e, NULL, msg);
 		free(msg);
 	}
 }
@@ -437,12 +557,12 @@ prepare_kernel(struct engine *e)
 	struct kernel_needs needs;
 	enum status rc;
 
-	stage(e, EV_STAGE_BEGIN, "kernel", kernel_kind_str(e->plan.kernel.kind), -1);
+	stage(e, NULL, EV_STAGE_BEGIN, "kernel", kernel_kind_str(e->plan.kernel.kind), -1);
 	kernel_init(&e->kernel);
 	e->have_kernel = true;
 	rc = kernel_needs_init(&needs, e->profiles, &e->plan.configs, &e->plan.kernel.debug);
 	if (rc != OK) {
-		stage_end(e, "kernel", rc, error_msg());
+		stage_end(e, NULL, "kernel", rc, error_msg());
 		return rc;
 	}
 	rc = kernel_resolve(e->loop, &e->plan.kernel, &e->kernel);
@@ -458,10 +578,10 @@ prepare_kernel(struct engine *e)
 				       e->kernel.image);
 
 		warn_kernel_report(e);
-		stage_end(e, "kernel", OK, what);
+		stage_end(e, NULL, "kernel", OK, what);
 		free(what);
 	} else {
-		stage_end(e, "kernel", rc, error_msg());
+		stage_end(e, NULL, "kernel", rc, error_msg());
 	}
 	kernel_needs_release(&needs);
 	return rc;
@@ -489,23 +609,333 @@ prepare_appliance(struct engine *e)
 			char *msg = xasprintf("cannot make the initramfs of kernel %s: %s",
 					      e->kernel.version, error_msg());
 
-			stage_end(e, "appliance", rc, msg);
+			stage_end(e, NULL, "appliance", rc, msg);
 			free(msg);
 		}
 	}
 	return rc;
 }
 
+/* ---- the queue ---- */
+
+static double
+work_left(const struct work *w)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < w->ntodo; i++)
+		s += w->todo[i].secs;
+	return s;
+}
+
+/* Tests of w a guest can take now (a batch, or the whole unit). */
+static bool
+work_open(const struct work *w)
+{
+	if (w->abandoned)
+		return false;
+	return w->listed ? w->ntodo > 0 : !w->taken && !w->done;
+}
+
+static bool
+any_work_open(const struct engine *e)
+{
+	for (size_t i = 0; i < e->nworks; i++)
+		if (work_open(&e->works[i]))
+			return true;
+	return false;
+}
+
+static void
+work_push(struct work *w, const char *test, double secs, bool front)
+{
+	if (w->ntodo == w->alloc) {
+		w->alloc = w->alloc ? 2 * w->alloc : 16;
+		w->todo = xrealloc(w->todo, w->alloc * sizeof(*w->todo));
+	}
+	if (front) {
+		memmove(&w->todo[1], &w->todo[0], w->ntodo * sizeof(*w->todo));
+		w->todo[0] = (struct item){ xstrdup(test), secs };
+	} else {
+		w->todo[w->ntodo] = (struct item){ xstrdup(test), secs };
+	}
+	w->ntodo++;
+}
+
+static int
+longest_first(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+
+	if (x->secs != y->secs)
+		return x->secs < y->secs ? 1 : -1;
+	return strcmp(x->test, y->test);
+}
+
+static void
+work_release(struct work *w)
+{
+	for (size_t i = 0; i < w->ntodo; i++)
+		free(w->todo[i].test);
+	free(w->todo);
+	w->todo = NULL;
+	w->ntodo = w->alloc = 0;
+	strvec_clear(&w->ended);
+	free(w->slug);
+	w->slug = NULL;
+}
+
+/*
+ * No more guests for w: its tests that are still waiting will not run
+ * (said, with how many).
+ */
+static void
+work_abandon(struct engine *e, struct work *w, const char *why)
+{
+	char *msg;
+
+	if (w->abandoned)
+		return;
+	w->abandoned = true;
+	if (!w->ntodo)
+		return;
+	msg = xasprintf("%zu test%s of '%s' will not run: %s", w->ntodo, w->ntodo == 1 ? "" : "s",
+			w->cfg->name, why);
+	warn(e, NULL, msg);
+	free(msg);
+	for (size_t i = 0; i < w->ntodo; i++)
+		free(w->todo[i].test);
+	w->ntodo = 0;
+}
+
+/*
+ * The next batch of w for a shard (see BATCH_*), moved from w->todo to
+ * out; the tests of every listed configuration count as what is left.
+ */
+static void
+take_batch(struct engine *e, struct work *w, struct strvec *out)
+{
+	double left = 0, target, floor, sum = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->nworks; i++)
+		if (!e->works[i].abandoned)
+			left += work_left(&e->works[i]);
+	target = left / (BATCH_SPLIT * e->nshards);
+	floor = BATCH_MIN_SECONDS * (e->est.slow ? EST_SLOW : 1);
+	if (floor > left / e->nshards)
+		floor = left / e->nshards;
+	if (target < floor)
+		target = floor;
+	while (n < w->ntodo && n < BATCH_MAX_TESTS && (!n || sum + w->todo[n].secs <= target)) {
+		sum += w->todo[n].secs;
+		strvec_push(out, w->todo[n].test);
+		free(w->todo[n].test);
+		n++;
+	}
+	memmove(w->todo, w->todo + n, (w->ntodo - n) * sizeof(*w->todo));
+	w->ntodo -= n;
+}
+
+/*
+ * Named tests of other filesystems are left out of configuration cfg
+ * (plan_check saw that some configuration takes each), with a warning into
+ * notes. False when that leaves it nothing to run.
+ */
+static bool
+config_has_tests(struct engine *e, const struct fs_config *cfg, struct strvec *notes)
+{
+	const struct plan_tests *t = &e->plan.tests;
+	struct strvec other = STRVEC_INIT;
+	bool any;
+	char *list;
+
+	for (size_t i = 0; i < t->tests.n; i++)
+		if (!catalogue_name_fits(t->tests.v[i], cfg->fstyp))
+			strvec_push(&other, t->tests.v[i]);
+	any = t->preset || t->groups.n || other.n < t->tests.n;
+	if (other.n) {
+		list = strvec_join(&other, " ");
+		push_owned(
+			notes,
+			any ? xasprintf("%s: leaving out %s, not tests for %s (check would run "
+					"them and they would fail)",
+					cfg->name, list, cfg->fstyp)
+			    : xasprintf("%s: nothing to run: the tests named (%s) are not for %s",
+					cfg->name, list, cfg->fstyp));
+		free(list);
+	}
+	strvec_clear(&other);
+	return any;
+}
+
+/*
+ * The tests check would run for w, when this host knows them: the
+ * catalogue's selection, or the plan's named tests when it names nothing
+ * else (no test set, group or pattern). False when they are not known.
+ */
+static bool
+work_list(struct engine *e, struct work *w)
+{
+	const struct plan_tests *t = &e->plan.tests;
+	struct strvec tests = STRVEC_INIT;
+
+	if (e->have_cat) {
+		struct catalogue_selection sel;
+
+		if (inventory_selection(&e->plan, e->profiles, &e->cat, NULL, w->cfg, &sel) != OK) {
+			error_clear();
+			return false;
+		}
+		strvec_copy(&tests, &sel.tests);
+		catalogue_selection_release(&sel);
+	} else {
+		if (t->preset || t->groups.n)
+			return false;
+		for (size_t i = 0; i < t->tests.n; i++) {
+			if (strpbrk(t->tests.v[i], "*?["))
+				goto unknown;
+			if (catalogue_name_fits(t->tests.v[i], w->cfg->fstyp))
+				strvec_push(&tests, t->tests.v[i]);
+		}
+	}
+	for (size_t i = 0; i < tests.n; i++)
+		work_push(w, tests.v[i], expect_test(e, w->cfg, tests.v[i], NULL), false);
+	qsort(w->todo, w->ntodo, sizeof(*w->todo), longest_first);
+	strvec_clear(&tests);
+	w->listed = true;
+	return true;
+unknown:
+	strvec_clear(&tests);
+	return false;
+}
+
+/*
+ * The run's work, one per configuration with tests, and how many guests run
+ * at once. Messages for after RUN_BEGIN go to notes (warnings) and errors.
+ */
+static void
+plan_work(struct engine *e, struct strvec *notes, struct strvec *errors)
+{
+	const struct backend_ops *ops = backend_find(e->plan.backend);
+	unsigned want = e->plan.shards ? e->plan.shards : 1;
+	size_t units = 0;
+	bool listed = true;
+
+	e->works = xcalloc(e->plan.configs.n ? e->plan.configs.n : 1, sizeof(*e->works));
+	for (size_t i = 0; i < e->plan.configs.n; i++) {
+		const struct fs_config *c;
+		struct work *w;
+
+		if (profiles_resolve_config(e->profiles, e->plan.configs.v[i], &c) != OK) {
+			strvec_push(errors, error_msg());
+			error_clear();
+			continue;
+		}
+		if (!config_has_tests(e, c, notes))
+			continue;
+		w = &e->works[e->nworks++];
+		w->cfg = c;
+		strvec_init(&w->ended);
+		w->slug = xstrdup(c->name);
+		for (char *p = w->slug; *p; p++)
+			if (*p == '/')
+				*p = '-';
+	}
+	if (want > 1 && ops && !(ops->caps & BACKEND_PARALLEL)) {
+		push_owned(notes, xasprintf("the '%s' backend runs one machine at a time: --shards "
+					    "%u runs as 1",
+					    ops->name, want));
+		want = 1;
+	}
+	/* tests are split over guests only in a sharded run, and not by check -n */
+	for (size_t i = 0; want > 1 && !e->plan.dry_run && i < e->nworks; i++)
+		listed = work_list(e, &e->works[i]) && listed;
+	for (size_t i = 0; i < e->nworks; i++)
+		units += e->works[i].listed ? e->works[i].ntodo : 1;
+	if (want > 1 && !listed && e->nworks)
+		push_owned(notes,
+			   xstrdup("the tests are not known on this host before the appliance has "
+				   "fstests (a URL or the default source): each configuration runs "
+				   "in one guest, configurations side by side"));
+	e->nshards = want;
+	if (e->nshards > units)
+		e->nshards = units ? (unsigned)units : 1;
+	e->sharded = e->nshards > 1;
+	if (!e->sharded) {
+		/* one guest at a time: each configuration is one check, as by hand */
+		for (size_t i = 0; i < e->nworks; i++) {
+			struct work *w = &e->works[i];
+
+			for (size_t j = 0; j < w->ntodo; j++)
+				free(w->todo[j].test);
+			w->ntodo = 0;
+			w->listed = false;
+		}
+	}
+	e->shards = xcalloc(e->nshards, sizeof(*e->shards));
+	for (unsigned i = 0; i < e->nshards; i++) {
+		struct shard *sh = &e->shards[i];
+
+		sh->e = e;
+		sh->no = i + 1;
+		sh->result_fd = -1;
+		sh->console.fd = -1;
+		sh->guest_busy = -1;
+		strvec_init(&sh->batch);
+		line_asm_init(&sh->out_line, CONSOLE_LINE_MAX, false);
+		event_bus_add(&sh->bus, (struct listener){ on_shard_event, sh });
+	}
+}
+
+/* Once the kernel is known: each queue in the order its history for that kernel gives. */
+static void
+work_reorder(struct engine *e)
+{
+	for (size_t i = 0; i < e->nworks; i++) {
+		struct work *w = &e->works[i];
+
+		for (size_t j = 0; j < w->ntodo; j++)
+			w->todo[j].secs = expect_test(e, w->cfg, w->todo[j].test, NULL);
+		qsort(w->todo, w->ntodo, sizeof(*w->todo), longest_first);
+	}
+}
+
+/* The work a free shard takes next: its own configuration's, else the one with most left. */
+static struct work *
+pick_work(struct engine *e, struct work *prefer)
+{
+	struct work *best = NULL;
+	double best_left = -1;
+
+	if (prefer && work_open(prefer))
+		return prefer;
+	for (size_t i = 0; i < e->nworks; i++) {
+		struct work *w = &e->works[i];
+		double left;
+
+		if (!work_open(w))
+			continue;
+		if (!w->listed)
+			return w; /* units in the plan's order */
+		left = work_left(w);
+		if (left > best_left) {
+			best = w;
+			best_left = left;
+		}
+	}
+	return best;
+}
 /* ---- the guest ---- */
 
 /* Quote the last lines of the kernel log into a message. */
 static void
-add_console_tail(struct engine *e, struct strbuf *sb)
+add_console_tail(struct shard *sh, struct strbuf *sb)
 {
 	struct strbuf tail = STRBUF_INIT;
 
-	if (e->kmsg)
-		kmsg_tail(e->kmsg, &tail);
+	if (sh->kmsg)
+		kmsg_tail(sh->kmsg, &tail);
 	if (tail.len) {
 		strbuf_adds(sb, "\nthe last kernel-log lines:\n");
 		strbuf_add(sb, tail.buf, tail.len);
@@ -515,70 +945,38 @@ add_console_tail(struct engine *e, struct strbuf *sb)
 
 /* Why the guest died, from its kernel log. */
 static const char *
-death_cause(const struct engine *e)
+death_cause(const struct shard *sh)
 {
-	if (e->kmsg_bad & KMSG_PANIC)
+	if (sh->kmsg_bad & KMSG_PANIC)
 		return "the kernel panicked";
-	if (e->kmsg_bad & (KMSG_OOPS | KMSG_BUG))
+	if (sh->kmsg_bad & (KMSG_OOPS | KMSG_BUG))
 		return "the kernel oopsed and the guest died";
 	return "the guest died";
-}
-
-static bool
-done_already(const struct engine *e, const char *test)
-{
-	for (size_t i = 0; i < e->ended.n; i++)
-		if (!strcmp(e->ended.v[i], test))
-			return true;
-	return false;
-}
-
-/* check's events; a later guest's check expunges the tests done before: not news. */
-static void
-on_check_event(void *data, const struct event *ev)
-{
-	struct engine *e = data;
-
-	struct event start;
-
-	if ((ev->type == EV_TEST_START && done_already(e, ev->u.test_start.test)) ||
-	    (ev->type == EV_TEST_END && !ev->u.test_end.rerun &&
-	     done_already(e, ev->u.test_end.test)))
-		return;
-	if (ev->type == EV_TEST_START) {
-		/* what fswb expects of it: the watchdog's measure and the run view's ETA */
-		start = *ev;
-		start.u.test_start.expected_seconds =
-			expect_test(e, ev->u.test_start.test, &e->current_basis);
-		start.u.test_start.expected_from = est_basis_str(e->current_basis);
-		ev = &start;
-	}
-	event_emit(&e->own, (struct event *)ev);
 }
 
 static void
 on_console(void *data, const char *buf, size_t len)
 {
-	struct engine *e = data;
+	struct shard *sh = data;
 
-	e->last_heard_ms = e->last_output_ms = loop_now_ms();
-	log_write(e, &e->console, buf, len);
-	kmsg_feed(e->kmsg, buf, len);
+	sh->last_heard_ms = sh->last_output_ms = loop_now_ms();
+	log_write(sh->e, &sh->console, buf, len);
+	kmsg_feed(sh->kmsg, buf, len);
 }
 
 static void
-send_frame(struct engine *e, const struct strbuf *frame)
+send_frame(struct shard *sh, const struct strbuf *frame)
 {
-	if (session_send(e->session, frame->buf, frame->len) != OK)
-		warn(e, error_msg());
+	if (session_send(sh->session, frame->buf, frame->len) != OK)
+		warn(sh->e, sh, error_msg());
 }
 
 static char *
-disk_role_path(struct engine *e, const struct session_disk *disks, size_t n, const char *role)
+disk_role_path(struct shard *sh, const struct session_disk *disks, size_t n, const char *role)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(disks[i].role, role))
-			return session_disk_path(e->session, i);
+			return session_disk_path(sh->session, i);
 	return NULL;
 }
 
@@ -640,21 +1038,26 @@ mkfs_words(const struct fs_config *c, const char *dev, const char *logdev, const
 }
 
 /*
- * check's test selection for the plan (plan_check_selection(): the groups,
- * exclusions and named tests) and the settings it gives check.
+ * check's test selection for the shard's guest (plan_check_selection(): the
+ * groups, exclusions and named tests) and the settings it gives check. A
+ * batch names its tests instead of the groups: check still leaves out the
+ * -x groups and expunges the -e and -E tests among them, as it would in
+ * one run.
  */
 static void
-check_words(struct engine *e, const struct agent_job *job, struct strvec *out, struct strvec *env)
+check_words(struct shard *sh, const struct agent_job *job, struct strvec *out, struct strvec *env)
 {
+	struct engine *e = sh->e;
+	struct work *w = sh->w;
 	struct check_selection sel;
 	struct strvec excluded = STRVEC_INIT;
 
-	plan_check_selection(&e->plan, e->profiles, e->cfg, &sel);
+	plan_check_selection(&e->plan, e->profiles, w->cfg, &sel);
 	if (e->have_cat)
-		check_selection_expand(&sel, &e->cat, e->cfg->fstyp);
+		check_selection_expand(&sel, &e->cat, w->cfg->fstyp);
 	for (size_t i = 0; i < sel.env.n; i++)
 		strvec_push(env, sel.env.v[i]);
-	for (size_t i = 0; i < sel.groups.n; i++)
+	for (size_t i = 0; !w->listed && i < sel.groups.n; i++)
 		strvec_pushv(out, (const char *const[]){ "-g", sel.groups.v[i], NULL });
 	for (size_t i = 0; i < sel.xgroups.n; i++)
 		strvec_pushv(out, (const char *const[]){ "-x", sel.xgroups.v[i], NULL });
@@ -677,20 +1080,23 @@ check_words(struct engine *e, const struct agent_job *job, struct strvec *out, s
 		strvec_push(out, "-E");
 		push_owned(out, agent_job_path(job, name));
 	}
-	if (e->ended.n) {
-		strvec_push(out, "-E");
-		push_owned(out, agent_job_path(job, "exclude-done"));
+	if (w->listed) {
+		strvec_pushv(out, (const char *const *)sh->batch.v);
+	} else {
+		if (w->ended.n) {
+			strvec_push(out, "-E");
+			push_owned(out, agent_job_path(job, "exclude-done"));
+		}
+		strvec_pushv(out, (const char *const *)sel.tests.v);
 	}
-	for (size_t i = 0; i < sel.tests.n; i++)
-		strvec_push(out, sel.tests.v[i]);
 	check_selection_release(&sel);
 }
 
 /* results/CONFIG-SLUG/: check's results directory and the kernel-log slices. */
 static char *
-results_dir(struct engine *e)
+results_dir(struct engine *e, const struct work *w)
 {
-	char *rel = xasprintf("results/%s", e->cfg_slug);
+	char *rel = xasprintf("results/%s", w->slug);
 	char *dir = path_join(e->dir, rel);
 
 	free(rel);
@@ -703,18 +1109,18 @@ results_dir(struct engine *e)
  * when the job is sent, so a guest that never sends results still leaves it.
  */
 static void
-keep_localconfig(struct engine *e, const struct strbuf *lc, const struct strvec *mkfs)
+keep_localconfig(struct shard *sh, const struct strbuf *lc, const struct strvec *mkfs)
 {
 	struct strbuf text = STRBUF_INIT;
-	char *dir = results_dir(e), *path = path_join(dir, "local.config");
+	char *dir = results_dir(sh->e, sh->w), *path = path_join(dir, "local.config");
 
 	strbuf_addf(&text, "# %s: the local.config check read in the guest (HOST_OPTIONS)\n",
-		    e->cfg->name);
+		    sh->w->cfg->name);
 	strbuf_adds(&text, "# TEST_DEV was made with: ");
 	sq_quote_argv(&text, (const char *const *)mkfs->v);
 	strbuf_addf(&text, "\n%s", lc->buf);
 	if (mkdir_p(dir, 0755) != OK || write_file_atomic(path, text.buf, text.len, 0644) != OK)
-		warn(e, error_msg());
+		warn(sh->e, sh, error_msg());
 	error_clear();
 	strbuf_release(&text);
 	free(path);
@@ -741,8 +1147,9 @@ frame_host_file(struct strbuf *frame, const char *name, const char *path)
  * user named in -o wipe=DEV[,DEV...]; else the error names them all.
  */
 static enum status
-wipe_confirmed(struct engine *e, size_t ndisks)
+wipe_confirmed(struct shard *sh, size_t ndisks)
 {
+	struct engine *e = sh->e;
 	const char *wipe = plan_backend_opt(&e->plan, "wipe");
 	struct strvec ok = STRVEC_INIT, missing = STRVEC_INIT, all = STRVEC_INIT;
 	enum status rc = OK;
@@ -752,7 +1159,7 @@ wipe_confirmed(struct engine *e, size_t ndisks)
 	if (wipe)
 		strvec_split(&ok, wipe, ",");
 	for (size_t i = 0; i < ndisks; i++) {
-		char *dev = session_disk_path(e->session, i);
+		char *dev = session_disk_path(sh->session, i);
 
 		strvec_push(&all, dev);
 		if (!strvec_contains(&ok, dev))
@@ -765,7 +1172,7 @@ wipe_confirmed(struct engine *e, size_t ndisks)
 		rc = error(ERR_INVALID,
 			   "the tests of '%s' would format %s on the test machine, destroying "
 			   "what is on it; if that is what you want, confirm with -o wipe=%s",
-			   e->cfg->name, miss, list);
+			   sh->w->cfg->name, miss, list);
 		free(list);
 		free(miss);
 	}
@@ -775,40 +1182,55 @@ wipe_confirmed(struct engine *e, size_t ndisks)
 	return rc;
 }
 
-/* READY came: send the job (as FILEs) and RUN. */
 static void
-send_job(struct engine *e)
+new_parser(struct shard *sh)
 {
+	check_parser_free(sh->parser);
+	sh->parser = check_parser_new(&sh->bus, sh->w->cfg->name);
+}
+
+/* READY came: send the job (as FILEs) and RUN: the unit, or the next batch. */
+static void
+send_job(struct shard *sh)
+{
+	struct engine *e = sh->e;
+	struct work *w = sh->w;
 	struct session_disk disks[24];
 	char names[16][16];
-	size_t ndisks = config_disks(e->cfg, disks, names);
+	size_t ndisks = config_disks(w->cfg, disks, names);
 	struct localconfig_devices dev = { 0 };
 	struct localconfig_section sec;
 	struct strvec mkfs = STRVEC_INIT, opts = STRVEC_INIT, tests = STRVEC_INIT;
 	struct strvec env = STRVEC_INIT, pool = STRVEC_INIT;
 	struct strbuf lc = STRBUF_INIT, jobenv = STRBUF_INIT, frame = STRBUF_INIT;
-	struct session_layout where = session_layout(e->session);
+	struct session_layout where = session_layout(sh->session);
 	char *test_mnt = path_join(where.mnt_dir, "test");
 	char *scratch_mnt = path_join(where.mnt_dir, "scratch");
 	const char *const mounts[] = { test_mnt, scratch_mnt, NULL };
 	struct agent_job job = { .fstests_dir = where.fstests_dir,
 				 .job_dir = where.job_dir,
-				 .fstyp = e->cfg->fstyp,
+				 .fstyp = w->cfg->fstyp,
 				 .config = "local.config",
+				 .result_base = where.results_dir,
 				 .mount_points = mounts };
-	char *test_dev = disk_role_path(e, disks, ndisks, "test");
-	char *scratch = disk_role_path(e, disks, ndisks, "scratch");
-	char *logdev = disk_role_path(e, disks, ndisks, "logdev");
-	char *rtdev = disk_role_path(e, disks, ndisks, "rtdev");
-	char *test_logdev = disk_role_path(e, disks, ndisks, "test_logdev");
-	char *test_rtdev = disk_role_path(e, disks, ndisks, "test_rtdev");
-	char *logwrites = disk_role_path(e, disks, ndisks, "logwrites");
+	char *test_dev = disk_role_path(sh, disks, ndisks, "test");
+	char *scratch = disk_role_path(sh, disks, ndisks, "scratch");
+	char *logdev = disk_role_path(sh, disks, ndisks, "logdev");
+	char *rtdev = disk_role_path(sh, disks, ndisks, "rtdev");
+	char *test_logdev = disk_role_path(sh, disks, ndisks, "test_logdev");
+	char *test_rtdev = disk_role_path(sh, disks, ndisks, "test_rtdev");
+	char *logwrites = disk_role_path(sh, disks, ndisks, "logwrites");
 	char *kconfig = NULL;
 	enum status rc;
 
+	if (w->listed)
+		take_batch(e, w, &sh->batch);
+	else
+		w->taken = true;
+	sh->batches++;
 	for (size_t i = 0; i < ndisks; i++)
 		if (!strncmp(disks[i].role, "pool", 4))
-			push_owned(&pool, session_disk_path(e->session, i));
+			push_owned(&pool, session_disk_path(sh->session, i));
 	dev.test_dev = test_dev;
 	dev.test_dir = mounts[0];
 	dev.scratch_dev = scratch;
@@ -819,26 +1241,26 @@ send_job(struct engine *e)
 	dev.test_logdev = test_logdev;
 	dev.test_rtdev = test_rtdev;
 	dev.logwrites_dev = logwrites;
-	sec.config = e->cfg;
+	sec.config = w->cfg;
 	sec.dev = &dev;
 	strvec_pushv(&opts, (const char *const[]){ "-R", "xunit", "-T", NULL });
 	if (e->plan.dry_run)
 		strvec_push(&tests, "-n");
-	check_words(e, &job, &tests, &env);
+	check_words(sh, &job, &tests, &env);
 	/* the kernel's config, where fstests' _require_kernel_config looks first */
 	if (e->kernel.config) {
 		kconfig = agent_job_path(&job, "kernel.config");
 		strvec_pushf(&env, "KCONFIG_PATH=%s", kconfig);
 	}
-	mkfs_words(e->cfg, test_dev, test_logdev, test_rtdev, &mkfs);
+	mkfs_words(w->cfg, test_dev, test_logdev, test_rtdev, &mkfs);
 	job.mkfs_test = (const char *const *)mkfs.v;
 	job.check_opts = (const char *const *)opts.v;
 	job.check_tests = (const char *const *)tests.v;
-	rc = wipe_confirmed(e, ndisks);
+	rc = wipe_confirmed(sh, ndisks);
 	if (rc == OK)
-		rc = localconfig_write(&sec, 1, NULL, &env, &lc);
+		rc = localconfig_write(&sec, 1, where.results_dir, &env, &lc);
 	if (rc == OK) {
-		keep_localconfig(e, &lc, &mkfs);
+		keep_localconfig(sh, &lc, &mkfs);
 		rc = agent_job_env(&jobenv, &job);
 	}
 	if (rc == OK)
@@ -853,28 +1275,33 @@ send_job(struct engine *e)
 	}
 	if (rc == OK && kconfig)
 		rc = frame_host_file(&frame, "kernel.config", e->kernel.config);
-	if (rc == OK && e->ended.n) {
-		char *list = strvec_join(&e->ended, "\n");
+	if (rc == OK && !w->listed && w->ended.n) {
+		char *list = strvec_join(&w->ended, "\n");
 
 		rc = agent_frame_file(&frame, "exclude-done", 0644, list, strlen(list));
 		free(list);
 	}
 	if (rc == OK) {
 		agent_frame_run(&frame);
-		send_frame(e, &frame);
-		agent_order_sent(&e->order, AGENT_RUN);
-		e->job_sent = true;
-		e->phase = PH_TESTS;
-		e->phase_ms = e->last_heard_ms = loop_now_ms();
-		stage(e, EV_STAGE_BEGIN, "tests", e->cfg->name, -1);
+		send_frame(sh, &frame);
+		agent_order_sent(&sh->order, AGENT_RUN);
+		new_parser(sh);
+		sh->job_sent = true;
+		sh->got_exit = sh->got_result = false;
+		sh->phase = PH_TESTS;
+		sh->phase_ms = sh->last_heard_ms = loop_now_ms();
+		if (!sh->tests_open)
+			stage(e, sh, EV_STAGE_BEGIN, "tests", w->cfg->name, -1);
+		sh->tests_open = true;
 	} else {
 		char *msg =
-			xasprintf("the job for '%s' cannot be made: %s", e->cfg->name, error_msg());
+			xasprintf("the job for '%s' cannot be made: %s", w->cfg->name, error_msg());
 
-		fail_event(e, rc, msg);
+		fail_event(e, sh, rc, msg);
 		free(msg);
-		e->phase = PH_DONE;
-		session_cancel(e->session);
+		sh->job_failed = true;
+		sh->phase = PH_DONE;
+		session_cancel(sh->session);
 	}
 	free(test_mnt);
 	free(scratch_mnt);
@@ -898,22 +1325,22 @@ send_job(struct engine *e)
 
 /* The test that was running ends as crashed or hung. */
 static void
-end_current_test(struct engine *e, enum test_status st, const char *why)
+end_current_test(struct shard *sh, enum test_status st, const char *why)
 {
 	struct event ev = { .type = EV_TEST_END };
 	struct strbuf detail = STRBUF_INIT;
 	char *test;
 
-	if (!e->current_test)
+	if (!sh->current_test)
 		return;
-	test = xstrdup(e->current_test);
-	add_console_tail(e, &detail);
+	test = xstrdup(sh->current_test);
+	add_console_tail(sh, &detail);
 	ev.u.test_end.test = test;
 	ev.u.test_end.status = st;
-	ev.u.test_end.seconds = (double)(loop_now_ms() - e->test_started_ms) / 1000;
+	ev.u.test_end.seconds = (double)(loop_now_ms() - sh->test_started_ms) / 1000;
 	ev.u.test_end.reason = why;
 	ev.u.test_end.detail = detail.len ? detail.buf : NULL;
-	emit(e, &ev);
+	on_shard_event(sh, &ev);
 	strbuf_release(&detail);
 	free(test);
 }
@@ -926,146 +1353,301 @@ max_results(const struct engine *e)
 }
 
 /*
- * A configuration's results could not be kept (code: ERR_IO when this host
- * could not write them, else the guest's archive was bad): said as the run's
+ * A guest's results could not be kept (code: ERR_IO when this host could
+ * not write them, else the guest's archive was bad): said as the run's
  * error (run.json, the summary), fswb exits non-zero (see lost_exit), and no
  * partial archive stays.
  */
 static void
-results_lost(struct engine *e, const char *why, enum status code)
+results_lost(struct shard *sh, const char *why, enum status code)
 {
+	struct engine *e = sh->e;
 	char *msg = xasprintf("the results of '%s' were lost: %s; the outcomes above come from "
 			      "check's output, its files (.out.bad, .full, result.xml) are not "
 			      "in the run directory",
-			      e->cfg->name, why);
+			      sh->w->cfg->name, why);
 
 	if (e->lost_exit < (code == ERR_IO ? 2 : 1))
 		e->lost_exit = code == ERR_IO ? 2 : 1;
-	close_fd(&e->result_fd);
-	if (e->result_path)
-		unlink(e->result_path);
-	e->got_result = false;
-	fail_event(e, code, msg);
+	close_fd(&sh->result_fd);
+	if (sh->result_path)
+		unlink(sh->result_path);
+	sh->got_result = false;
+	fail_event(e, sh, code, msg);
 	free(msg);
 }
 
-/* Unpack the results archive (fstests/archive.h) and attach its files to the record. */
-static void
-unpack_results(struct engine *e)
+/* Append the file src to dst (check.log: one guest's lines after another's). */
+static enum status
+append_file(const char *src, const char *dst)
 {
-	char *dest = results_dir(e), *text;
+	char *text = NULL;
+	size_t len;
+	enum status rc = read_file(src, ARCHIVE_MAX_DEFAULT, &text, &len);
+	int fd;
+
+	if (rc != OK)
+		return rc;
+	fd = open(dst, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !write_fd_all(fd, text, len))
+		rc = error(ERR_IO, "cannot append to '%s': %s", dst, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return rc;
+}
+
+/* check.time of several checks: "TEST SECONDS" lines, the later one of a test kept. */
+static enum status
+merge_check_time(const char *src, const char *dst)
+{
+	char *old = NULL, *add = NULL;
+	size_t lold, ladd;
+	struct strvec lines = STRVEC_INIT, newer = STRVEC_INIT;
+	struct strbuf out = STRBUF_INIT;
+	enum status rc;
+
+	rc = read_file(dst, 16u << 20, &old, &lold);
+	if (rc == OK)
+		rc = read_file(src, 16u << 20, &add, &ladd);
+	if (rc == OK) {
+		strvec_split(&lines, old, "\n");
+		strvec_split(&newer, add, "\n");
+		for (size_t i = 0; i < lines.n; i++) {
+			size_t k = strcspn(lines.v[i], " ");
+			bool replaced = false;
+
+			for (size_t j = 0; j < newer.n && !replaced; j++)
+				replaced =
+					!strncmp(lines.v[i], newer.v[j], k) && newer.v[j][k] == ' ';
+			if (!replaced)
+				strbuf_addf(&out, "%s\n", lines.v[i]);
+		}
+		for (size_t j = 0; j < newer.n; j++)
+			strbuf_addf(&out, "%s\n", newer.v[j]);
+		rc = write_file_atomic(dst, out.buf, out.len, 0644);
+	}
+	free(old);
+	free(add);
+	strvec_clear(&lines);
+	strvec_clear(&newer);
+	strbuf_release(&out);
+	return rc;
+}
+
+/*
+ * Move one guest's unpacked results (src) into the configuration's results
+ * directory (dst), as one check would have left them: new files and
+ * directories move in; check.log and check.full are appended, check.time
+ * merged; any other file that is there already (result.xml, the xunit
+ * report of each check) is kept under aside/. Only regular files and
+ * directories are there (the archive reader made them).
+ */
+static enum status
+merge_tree(const char *src, const char *dst, const char *aside)
+{
+	DIR *d = opendir(src);
+	struct dirent *de;
+	enum status rc = OK;
+
+	if (!d)
+		return error(ERR_IO, "cannot read '%s': %s", src, strerror(errno));
+	while (rc == OK && (de = readdir(d))) {
+		char *from, *to;
+		struct stat sf, st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		from = path_join(src, de->d_name);
+		to = path_join(dst, de->d_name);
+		if (lstat(from, &sf) || (!S_ISREG(sf.st_mode) && !S_ISDIR(sf.st_mode))) {
+			/* nothing else is made by the archive reader */
+		} else if (lstat(to, &st)) {
+			if (rename(from, to))
+				rc = error(ERR_IO, "cannot move '%s' to '%s': %s", from, to,
+					   strerror(errno));
+		} else if (S_ISDIR(sf.st_mode) && S_ISDIR(st.st_mode)) {
+			char *sub = path_join(aside, de->d_name);
+
+			rc = merge_tree(from, to, sub);
+			free(sub);
+		} else if (S_ISREG(sf.st_mode) && S_ISREG(st.st_mode) &&
+			   (!strcmp(de->d_name, "check.log") ||
+			    !strcmp(de->d_name, "check.full"))) {
+			rc = append_file(from, to);
+		} else if (S_ISREG(sf.st_mode) && S_ISREG(st.st_mode) &&
+			   !strcmp(de->d_name, "check.time")) {
+			rc = merge_check_time(from, to);
+		} else {
+			char *keep = path_join(aside, de->d_name);
+
+			rc = mkdir_p(aside, 0755);
+			if (rc == OK && rename(from, keep))
+				rc = error(ERR_IO, "cannot move '%s' to '%s': %s", from, keep,
+					   strerror(errno));
+			free(keep);
+		}
+		free(from);
+		free(to);
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * Unpack the results archive (fstests/archive.h) of the shard's last check
+ * into a directory of its own, merge it into the configuration's results
+ * and attach the files to the record.
+ */
+static void
+unpack_results(struct shard *sh)
+{
+	struct engine *e = sh->e;
+	char *dest = results_dir(e, sh->w), *text, *rel, *staging, *aside;
 	struct archive_report rep;
 	struct section_result *sec;
 	enum status rc;
 
-	stage(e, EV_STAGE_BEGIN, "results", e->cfg->name, -1);
+	if (!e->sharded)
+		stage(e, sh, EV_STAGE_BEGIN, "results", sh->w->cfg->name, -1);
 	archive_report_init(&rep);
-	rc = mkdir_p(dest, 0755);
-	e->unpacking = true;
+	rel = xasprintf("unpack-%u", sh->no);
+	staging = path_join(e->dir, rel);
+	free(rel);
+	rel = xasprintf("batches/%u.%u", sh->no, sh->batches);
+	aside = path_join(dest, rel);
+	free(rel);
+	rc = remove_tree(staging);
 	if (rc == OK)
-		rc = archive_unpack(e->result_path, dest, max_results(e), &rep);
-	e->unpacking = false;
-	unlink(e->result_path);
+		rc = mkdir_p(staging, 0755);
+	if (rc == OK)
+		rc = mkdir_p(dest, 0755);
+	sh->unpacking = true;
+	if (rc == OK)
+		rc = archive_unpack(sh->result_path, staging, max_results(e), &rep);
+	if (rc == OK || rc == ERR_PARSE) {
+		/* what came before a damage is kept */
+		enum status mrc = merge_tree(staging, dest, aside);
+
+		if (rc == OK)
+			rc = mrc;
+	}
+	sh->unpacking = false;
+	if (remove_tree(staging) != OK)
+		error_clear();
+	free(staging);
+	free(aside);
+	unlink(sh->result_path);
 	text = archive_report_text(&rep);
 	if (*text)
-		warn(e, text);
+		warn(e, sh, text);
 	if (rc == OK) {
-		sec = run_record_section(&e->results.rec, e->cfg->name, e->cfg->name);
+		sec = run_record_section(&e->results.rec, sh->w->cfg->name, sh->w->cfg->name);
 		section_attach_artifacts(sec, dest);
 		results_writer_flush(&e->results);
-		stage_end(e, "results", OK, NULL);
+		if (!e->sharded)
+			stage_end(e, sh, "results", OK, NULL);
 	} else {
 		char *why = xstrdup(error_msg());
 
-		stage_end(e, "results", rc, why);
-		results_lost(e, why, rc);
+		if (!e->sharded)
+			stage_end(e, sh, "results", rc, why);
+		results_lost(sh, why, rc);
 		free(why);
 	}
 	free(text);
 	archive_report_release(&rep);
 	free(dest);
-	if (e->done_pending) {
-		e->done_pending = false;
-		loop_add_timer(e->loop, 0, false, deferred_config_done, e);
+	if (sh->done_pending) {
+		sh->done_pending = false;
+		loop_add_timer(e->loop, 0, false, deferred_shard_done, sh);
 	}
 }
 
 /* A RESULT piece: the results archive, streamed to a new file (none when empty). */
 static void
-save_result(struct engine *e, const struct agent_msg *m)
+save_result(struct shard *sh, const struct agent_msg *m)
 {
 	if (m->offset == 0) {
-		close_fd(&e->result_fd);
-		free(e->result_path);
-		e->result_path = NULL;
-		e->got_result = false;
+		close_fd(&sh->result_fd);
+		free(sh->result_path);
+		sh->result_path = NULL;
+		sh->got_result = false;
 		if (!m->total)
 			return; /* no results directory */
-		e->result_path = xasprintf("%s/results-%s.tar.gz", e->dir, e->cfg_slug);
-		e->result_fd = open(e->result_path,
-				    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (e->result_fd < 0) {
-			char *why = xasprintf("cannot create '%s': %s", e->result_path,
+		sh->result_path =
+			xasprintf("%s/results-%s-%u.tar.gz", sh->e->dir, sh->w->slug, sh->no);
+		sh->result_fd = open(sh->result_path,
+				     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (sh->result_fd < 0) {
+			char *why = xasprintf("cannot create '%s': %s", sh->result_path,
 					      strerror(errno));
 
-			free(e->result_path);
-			e->result_path = NULL; /* not ours: never removed */
-			results_lost(e, why, ERR_IO);
+			free(sh->result_path);
+			sh->result_path = NULL; /* not ours: never removed */
+			results_lost(sh, why, ERR_IO);
 			free(why);
 			return;
 		}
 	}
-	if (e->result_fd < 0)
+	if (sh->result_fd < 0)
 		return;
-	if (!write_fd_all(e->result_fd, m->data, m->len)) {
-		char *why = xasprintf("cannot write '%s': %s", e->result_path, strerror(errno));
+	if (!write_fd_all(sh->result_fd, m->data, m->len)) {
+		char *why = xasprintf("cannot write '%s': %s", sh->result_path, strerror(errno));
 
-		results_lost(e, why, ERR_IO);
+		results_lost(sh, why, ERR_IO);
 		free(why);
 		return;
 	}
 	if (m->last) {
-		close_fd(&e->result_fd);
-		e->got_result = true;
+		close_fd(&sh->result_fd);
+		sh->got_result = true;
 	}
 }
 
 static void
-poweroff(struct engine *e)
+poweroff(struct shard *sh)
 {
 	struct strbuf frame = STRBUF_INIT;
 
-	e->phase = PH_DONE;
+	sh->phase = PH_DONE;
 	agent_frame_poweroff(&frame);
-	send_frame(e, &frame);
-	agent_order_sent(&e->order, AGENT_POWEROFF);
+	send_frame(sh, &frame);
+	agent_order_sent(&sh->order, AGENT_POWEROFF);
 	strbuf_release(&frame);
 }
 
-/* A shell after the tests: asked for, and this is the last configuration. */
+/* A shell after the tests: asked for, nothing is left to run, and this is the last guest. */
 static bool
-want_shell(const struct engine *e)
+want_shell(const struct shard *sh)
 {
-	return e->plan.shell && !e->interrupted && e->cfg_index + 1 == e->plan.configs.n;
+	const struct engine *e = sh->e;
+
+	if (!e->plan.shell || e->interrupted || any_work_open(e))
+		return false;
+	for (unsigned i = 0; i < e->nshards; i++)
+		if (&e->shards[i] != sh && e->shards[i].session)
+			return false;
+	return true;
 }
 
 static void
 console_line(void *data, char *line, size_t len, bool cut)
 {
-	struct engine *e = data;
+	struct shard *sh = data;
 	struct event ev = { .type = EV_CONSOLE };
 
 	ev.u.line.text = str_trim(line);
 	ev.u.line.flags = CONSOLE_CHECK;
 	if (*ev.u.line.text)
-		emit(e, &ev);
+		emit(sh->e, sh, &ev);
 }
 
 /* check -n's output: each whole line a CONSOLE event. */
 static void
-console_lines(struct engine *e, const char *buf, size_t len)
+console_lines(struct shard *sh, const char *buf, size_t len)
 {
-	line_asm_feed(&e->out_line, buf, len, console_line, e);
+	line_asm_feed(&sh->out_line, buf, len, console_line, sh);
 }
 
 /* ---- the shell: a socket pair between the front end and the session's shell stream ---- */
@@ -1085,6 +1667,7 @@ static void
 on_shell_fd(struct loop *loop, int fd, short revents, void *data)
 {
 	struct engine *e = data;
+	struct session *s = e->shell_shard ? e->shell_shard->session : NULL;
 	char buf[4096];
 	ssize_t n;
 
@@ -1092,8 +1675,8 @@ on_shell_fd(struct loop *loop, int fd, short revents, void *data)
 		strbuf_drop_front(&e->shell_out, (size_t)n);
 	}
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		if (e->session && session_shell_send(e->session, buf, (size_t)n) != OK)
-			warn(e, error_msg());
+		if (s && session_shell_send(s, buf, (size_t)n) != OK)
+			warn(e, e->shell_shard, error_msg());
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		loop_del_fd(loop, fd);
 		close_fd(&e->shell_mine); /* the front end left; engine_shell_end follows */
@@ -1106,9 +1689,10 @@ on_shell_fd(struct loop *loop, int fd, short revents, void *data)
 static void
 on_shell(void *data, const char *buf, size_t len)
 {
-	struct engine *e = data;
+	struct shard *sh = data;
+	struct engine *e = sh->e;
 
-	if (e->shell_mine < 0)
+	if (e->shell_shard != sh || e->shell_mine < 0)
 		return;
 	if (!len) {
 		/* what is still queued is lost with the shell: its last words were sent */
@@ -1122,36 +1706,117 @@ on_shell(void *data, const char *buf, size_t len)
 }
 
 static enum status
-shell_open(struct engine *e)
+shell_open(struct shard *sh)
 {
+	struct engine *e = sh->e;
 	int sv[2];
 	enum status rc;
 
 	if (e->shell_fd >= 0)
 		return OK;
-	rc = session_shell_open(e->session);
+	rc = session_shell_open(sh->session);
 	if (rc != OK)
 		return rc;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return error(ERR_IO, "cannot make a socket pair for the shell: %s",
 			     strerror(errno));
 	fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) | O_NONBLOCK);
+	e->shell_shard = sh;
 	e->shell_fd = sv[0];
 	e->shell_mine = sv[1];
 	loop_add_fd(e->loop, sv[1], POLLIN, on_shell_fd, e);
 	return OK;
 }
+/* The shard's guest is done with its work, or there is none left: shell or power-off. */
+static void
+guest_finish(struct shard *sh)
+{
+	struct engine *e = sh->e;
+
+	if (sh->tests_open)
+		stage_end(e, sh, "tests", OK, NULL);
+	sh->tests_open = false;
+	sh->got_exit = true; /* nothing more is expected of it */
+	if (want_shell(sh)) {
+		struct strbuf frame = STRBUF_INIT;
+
+		sh->phase = PH_SHELL;
+		agent_frame_shell(&frame);
+		send_frame(sh, &frame);
+		agent_order_sent(&sh->order, AGENT_SHELL);
+		strbuf_release(&frame);
+	} else {
+		poweroff(sh);
+	}
+}
+
+/* More batches for the shard's guest after the one that ends now. */
+static bool
+more_batches(const struct shard *sh)
+{
+	return sh->w->listed && work_open(sh->w) && !sh->e->interrupted && !sh->job_failed;
+}
+
+/* The agent is READY: the first job, the next batch, or the end. */
+static void
+next_step(struct shard *sh)
+{
+	if (sh->phase == PH_SHELL || sh->phase == PH_DONE)
+		return;
+	if (!sh->job_sent ? !sh->e->interrupted && (!sh->w->listed || work_open(sh->w))
+			  : more_batches(sh))
+		send_job(sh);
+	else
+		guest_finish(sh);
+}
+
+/* check ended in the guest: its batch's end. */
+static void
+check_exited(struct shard *sh, int status)
+{
+	struct engine *e = sh->e;
+
+	sh->got_exit = true;
+	if (e->plan.dry_run) {
+		console_lines(sh, "\n", 1);
+		e->dry_run_any = true;
+		e->dry_run_failed |= status != 0;
+	}
+	check_parser_finish(sh->parser);
+	kmsg_end_slice(sh->kmsg);
+	if (sh->current_test)
+		end_current_test(sh, TS_CRASHED, "check stopped during the test");
+	if (sh->batch.n) {
+		char *list = strvec_join(&sh->batch, " ");
+		char *msg = xasprintf("check did not report %s of '%s' (not tests of its tree?)",
+				      list, sh->w->cfg->name);
+
+		warn(e, sh, msg);
+		free(msg);
+		free(list);
+		strvec_clear(&sh->batch);
+	}
+	if (!sh->w->listed)
+		sh->w->done = true;
+	if (!more_batches(sh)) {
+		stage_end(e, sh, "tests", OK, NULL);
+		sh->tests_open = false;
+	}
+	if (sh->got_result)
+		unpack_results(sh);
+}
 
 static enum status
 on_agent_msg(const struct agent_msg *m, void *data)
 {
-	struct engine *e = data;
+	struct shard *sh = data;
+	struct engine *e = sh->e;
 	struct agent_hello hello;
 	struct event ev = { 0 };
 	char *text;
 
-	e->last_heard_ms = loop_now_ms();
-	if (agent_order_check(&e->order, m) != OK)
+	sh->last_heard_ms = loop_now_ms();
+	if (agent_order_check(&sh->order, m) != OK)
 		return ERR_PROTOCOL;
 	switch (m->type) {
 	case AGENT_HELLO:
@@ -1159,95 +1824,76 @@ on_agent_msg(const struct agent_msg *m, void *data)
 			return ERR_PROTOCOL;
 		text = xasprintf("agent %s on kernel %s (%s)", hello.agent_version,
 				 hello.kernel_release, hello.arch);
-		stage_end(e, "boot", OK, text);
+		stage_end(e, sh, "boot", OK, text);
 		free(text);
-		e->boot_end_sent = true;
+		sh->boot_end_sent = true;
 		break;
 	case AGENT_READY:
-		if (!e->boot_end_sent)
+		if (!sh->boot_end_sent)
 			return error(ERR_PROTOCOL, "READY before HELLO");
-		if (!e->job_sent) {
-			send_job(e);
-		} else if (e->phase == PH_TESTS && want_shell(e)) {
-			struct strbuf frame = STRBUF_INIT;
-
-			e->phase = PH_SHELL;
-			agent_frame_shell(&frame);
-			send_frame(e, &frame);
-			agent_order_sent(&e->order, AGENT_SHELL);
-			strbuf_release(&frame);
-		} else if (e->phase != PH_DONE && !(e->phase == PH_SHELL && e->shell_fd >= 0)) {
-			poweroff(e);
-		}
+		if (sh->phase == PH_SHELL && e->shell_fd < 0 && e->shell_shard != sh)
+			poweroff(sh); /* no shell came of it */
+		else
+			next_step(sh);
 		break;
 	case AGENT_HB:
 		/* "HB UPTIME BUSY": how busy the guest's CPUs were since the last one */
 		if (m->argc > 1 && strlen(m->argv[1]) <= 3 && strspn(m->argv[1], "0123456789") &&
 		    !m->argv[1][strspn(m->argv[1], "0123456789")] && atoi(m->argv[1]) <= 100)
-			e->guest_busy = atoi(m->argv[1]);
+			sh->guest_busy = atoi(m->argv[1]);
 		break;
 	case AGENT_OUT:
-		if (e->phase != PH_TESTS || e->got_exit)
+		if (sh->phase != PH_TESTS || sh->got_exit)
 			break; /* after a hang was declared: the guest is being stopped */
-		e->last_output_ms = e->last_heard_ms;
+		sh->last_output_ms = sh->last_heard_ms;
 		if (e->plan.dry_run)
-			console_lines(e, m->data, m->len);
+			console_lines(sh, m->data, m->len);
 		else
-			check_parser_feed(e->parser, m->data, m->len);
+			check_parser_feed(sh->parser, m->data, m->len);
 		break;
 	case AGENT_LOG:
 		ev.type = EV_CONSOLE;
 		text = xstrndup(m->data, m->len);
 		ev.u.line.text = str_trim(text);
-		ev.u.line.test = e->current_test;
-		emit(e, &ev);
+		ev.u.line.test = sh->current_test;
+		emit(e, sh, &ev);
 		free(text);
 		break;
 	case AGENT_ERR:
-		if (e->phase == PH_SHELL) {
+		if (sh->phase == PH_SHELL) {
 			text = xasprintf("no shell in the guest: %.*s", (int)m->len, m->data);
-			warn(e, str_trim(text));
+			warn(e, sh, str_trim(text));
 			free(text);
 			break;
 		}
-		text = xasprintf("the guest cannot run the tests of '%s': %.*s", e->cfg->name,
+		text = xasprintf("the guest cannot run the tests of '%s': %.*s", sh->w->cfg->name,
 				 (int)m->len, m->data);
 		str_trim(text);
-		fail_event(e, ERR_CHILD, text);
-		if (e->phase == PH_TESTS)
-			stage_end(e, "tests", ERR_CHILD, text);
-		e->got_exit = true; /* nothing will run: said above */
+		fail_event(e, sh, ERR_CHILD, text);
+		if (sh->phase == PH_TESTS && sh->tests_open)
+			stage_end(e, sh, "tests", ERR_CHILD, text);
+		sh->tests_open = false;
+		sh->got_exit = true; /* nothing will run: said above */
+		sh->job_failed = true;
 		free(text);
 		break;
 	case AGENT_RESULT:
-		save_result(e, m);
+		save_result(sh, m);
 		break;
 	case AGENT_SHELLREADY:
-		if (shell_open(e) != OK) {
-			warn(e, error_msg());
+		if (shell_open(sh) != OK) {
+			warn(e, sh, error_msg());
 			break;
 		}
-		stage(e, EV_STAGE_BEGIN, "shell",
+		stage(e, sh, EV_STAGE_BEGIN, "shell",
 		      "a shell in the guest (the test filesystem is made, local.config is in "
 		      "place); 'exit' or Ctrl-] ends it and powers the guest off",
 		      -1);
 		break;
 	case AGENT_EXIT:
-		if (e->phase != PH_TESTS || e->got_exit)
+		if (sh->phase != PH_TESTS || sh->got_exit)
 			break;
-		e->got_exit = true;
-		e->check_status = (int)m->value;
-		if (e->plan.dry_run) {
-			console_lines(e, "\n", 1);
-			e->dry_run_ok = m->value == 0;
-		}
-		check_parser_finish(e->parser);
-		kmsg_end_slice(e->kmsg);
-		if (e->current_test)
-			end_current_test(e, TS_CRASHED, "check stopped during the test");
-		stage_end(e, "tests", OK, NULL);
-		if (e->got_result)
-			unpack_results(e);
+		check_exited(sh, (int)m->value);
 		break;
 	default:
 		break;
@@ -1258,79 +1904,130 @@ on_agent_msg(const struct agent_msg *m, void *data)
 static void
 on_control(void *data, const char *buf, size_t len)
 {
-	struct engine *e = data;
+	struct shard *sh = data;
+	struct engine *e = sh->e;
 	struct strbuf msg = STRBUF_INIT;
 
-	if (e->broke_protocol)
+	if (sh->broke_protocol)
 		return;
-	if (agent_reader_feed(&e->reader, buf, len, on_agent_msg, e) == OK)
+	if (agent_reader_feed(&sh->reader, buf, len, on_agent_msg, sh) == OK)
 		return;
 	/* A protocol error of this guest: its session ends, the run goes on. */
-	e->broke_protocol = true;
+	sh->broke_protocol = true;
 	strbuf_addf(&msg, "the guest agent of '%s' broke the protocol: %s; its guest is stopped",
-		    e->cfg->name, error_msg());
-	add_console_tail(e, &msg);
-	if (e->parser)
-		check_parser_finish(e->parser);
-	end_current_test(e, TS_CRASHED, "the guest agent broke the protocol");
-	fail_event(e, ERR_PROTOCOL, msg.buf);
-	if (!e->boot_end_sent)
-		stage_end(e, "boot", ERR_PROTOCOL, msg.buf);
-	else if (e->phase == PH_TESTS)
-		stage_end(e, "tests", ERR_PROTOCOL, msg.buf);
-	e->boot_end_sent = true;
+		    sh->w->cfg->name, error_msg());
+	add_console_tail(sh, &msg);
+	if (sh->parser)
+		check_parser_finish(sh->parser);
+	end_current_test(sh, TS_CRASHED, "the guest agent broke the protocol");
+	fail_event(e, sh, ERR_PROTOCOL, msg.buf);
+	if (!sh->boot_end_sent)
+		stage_end(e, sh, "boot", ERR_PROTOCOL, msg.buf);
+	else if (sh->tests_open)
+		stage_end(e, sh, "tests", ERR_PROTOCOL, msg.buf);
+	sh->tests_open = false;
+	sh->boot_end_sent = true;
 	strbuf_release(&msg);
-	e->got_exit = true; /* said above */
-	e->phase = PH_DONE;
-	session_cancel(e->session);
+	sh->got_exit = true; /* said above */
+	sh->job_failed = true;
+	sh->phase = PH_DONE;
+	session_cancel(sh->session);
 }
 
-static void
-config_done(struct engine *e)
+static bool
+all_idle(const struct engine *e)
 {
-	if (e->watch_timer)
-		loop_del_timer(e->loop, e->watch_timer);
-	e->watch_timer = 0;
-	session_release(e->session);
-	e->session = NULL;
-	check_parser_free(e->parser);
-	e->parser = NULL;
-	kmsg_finish(e->kmsg);
-	kmsg_free(e->kmsg);
-	e->kmsg = NULL;
-	agent_reader_release(&e->reader);
-	close_fd(&e->result_fd);
-	shell_close(e);
-	line_asm_reset(&e->out_line);
-	free(e->cfg_slug);
-	e->cfg_slug = NULL;
-	if (e->interrupted) {
-		finish_run(e);
-	} else if (e->restart) {
-		char *msg = xasprintf("starting a new guest for the remaining tests of '%s'",
-				      e->cfg->name);
+	for (unsigned i = 0; i < e->nshards; i++)
+		if (!e->shards[i].idle)
+			return false;
+	return true;
+}
 
-		e->restart = false;
-		warn(e, msg);
-		free(msg);
-		start_config(e);
-	} else {
-		e->cfg_index++;
-		strvec_clear(&e->ended);
-		next_config(e);
+static void start_guest(struct shard *sh, struct work *w);
+
+/* Shards that found nothing to do take what came back to the queue. */
+static void
+wake_idle(struct engine *e)
+{
+	for (unsigned i = 0; i < e->nshards && !e->interrupted; i++) {
+		struct shard *sh = &e->shards[i];
+		struct work *w;
+
+		if (!sh->idle || !(w = pick_work(e, NULL)))
+			continue;
+		sh->idle = false;
+		start_guest(sh, w);
 	}
 }
 
+/*
+ * The shard's guest is gone: what it had not run goes back to the queue
+ * (after a crash or a hang), then the shard goes on with the queue.
+ */
 static void
-deferred_config_done(struct loop *loop, void *data)
+shard_done(struct shard *sh)
 {
-	struct engine *e = data;
+	struct engine *e = sh->e;
+	struct work *w = sh->w;
+	bool failed = sh->failed;
 
-	if (e->unpacking) {
-		e->done_pending = true; /* unpack_results ends the configuration */
+	if (sh->watch_timer)
+		loop_del_timer(e->loop, sh->watch_timer);
+	sh->watch_timer = 0;
+	session_release(sh->session);
+	sh->session = NULL;
+	check_parser_free(sh->parser);
+	sh->parser = NULL;
+	kmsg_finish(sh->kmsg);
+	kmsg_free(sh->kmsg);
+	sh->kmsg = NULL;
+	agent_reader_release(&sh->reader);
+	close_fd(&sh->result_fd);
+	if (e->shell_shard == sh) {
+		shell_close(e);
+		e->shell_shard = NULL;
+	}
+	line_asm_reset(&sh->out_line);
+	free(sh->current_test);
+	sh->current_test = NULL;
+	sh->failed = false;
+	/* the batch's tests that did not end wait for another guest */
+	for (size_t i = sh->batch.n; i-- > 0;)
+		if (!e->interrupted)
+			work_push(w, sh->batch.v[i], expect_test(e, w->cfg, sh->batch.v[i], NULL),
+				  true);
+	strvec_clear(&sh->batch);
+	if (sh->job_failed)
+		work_abandon(e, w, "its guest cannot run them (see the error above)");
+	else if (failed && !sh->restart && sh->ended_here == 0 && ++w->failures >= e->nshards)
+		work_abandon(e, w, "its guests stopped before they ran a test");
+	else if (failed && e->plan.stop_on_crash)
+		work_abandon(e, w, "the run stops a configuration at a crash (--stop-on-crash)");
+	if (failed && !w->listed && !w->abandoned)
+		w->taken = false; /* the unit is run again without the tests that ended */
+	if (failed && !w->abandoned && !e->interrupted && sh->restart) {
+		char *msg = xasprintf("starting a new guest for the remaining tests of '%s'",
+				      w->cfg->name);
+
+		warn(e, sh, msg);
+		free(msg);
+	}
+	sh->restart = false;
+	shard_go(sh);
+	if (failed)
+		wake_idle(e);
+}
+
+static void
+deferred_shard_done(struct loop *loop, void *data)
+{
+	struct shard *sh = data;
+
+	if (sh->unpacking) {
+		sh->done_pending = true; /* unpack_results ends the guest */
 		return;
 	}
-	config_done(e);
+	shard_done(sh);
 }
 
 /*
@@ -1338,51 +2035,54 @@ deferred_config_done(struct loop *loop, void *data)
  * plan says to stop, or this guest ended no test (it would go on forever).
  */
 static bool
-can_restart(const struct engine *e)
+can_restart(const struct shard *sh)
 {
-	return !e->plan.stop_on_crash && !e->interrupted && e->ended_here > 0;
+	return !sh->e->plan.stop_on_crash && !sh->e->interrupted && sh->ended_here > 0;
 }
 
 static void
 on_guest_exit(void *data, enum status code, const char *why)
 {
-	struct engine *e = data;
+	struct shard *sh = data;
+	struct engine *e = sh->e;
 	struct strbuf msg = STRBUF_INIT;
 
-	if (e->parser)
-		check_parser_finish(e->parser);
-	if (!e->got_exit && !e->interrupted) {
-		if (!e->boot_end_sent) {
+	if (sh->parser)
+		check_parser_finish(sh->parser);
+	if (!sh->got_exit && !e->interrupted) {
+		sh->failed = true;
+		if (!sh->boot_end_sent) {
 			strbuf_addf(&msg, "the guest for '%s' stopped before its agent started%s%s",
-				    e->cfg->name, why ? ": " : "", why ? why : "");
-			add_console_tail(e, &msg);
-			stage_end(e, "boot", code == OK ? ERR_CHILD : code, msg.buf);
-			e->boot_end_sent = true;
+				    sh->w->cfg->name, why ? ": " : "", why ? why : "");
+			add_console_tail(sh, &msg);
+			stage_end(e, sh, "boot", code == OK ? ERR_CHILD : code, msg.buf);
+			sh->boot_end_sent = true;
 		} else {
-			const char *cause = death_cause(e);
+			const char *cause = death_cause(sh);
 
-			strbuf_addf(&msg, "%s during the tests of '%s'%s%s", cause, e->cfg->name,
-				    why ? ": " : "", why ? why : "");
-			end_current_test(e, TS_CRASHED, cause);
-			fail_event(e, ERR_CHILD, msg.buf);
-			if (e->phase == PH_TESTS)
-				stage_end(e, "tests", ERR_CHILD, msg.buf);
-			e->restart = can_restart(e);
+			strbuf_addf(&msg, "%s during the tests of '%s'%s%s", cause,
+				    sh->w->cfg->name, why ? ": " : "", why ? why : "");
+			end_current_test(sh, TS_CRASHED, cause);
+			fail_event(e, sh, ERR_CHILD, msg.buf);
+			if (sh->tests_open)
+				stage_end(e, sh, "tests", ERR_CHILD, msg.buf);
+			sh->tests_open = false;
+			sh->restart = can_restart(sh);
 		}
 	}
 	strbuf_release(&msg);
 	/* Leave the backend's callback before releasing the session. */
-	loop_add_timer(e->loop, 0, false, deferred_config_done, e);
+	loop_add_timer(e->loop, 0, false, deferred_shard_done, sh);
 }
 
 /* Seconds the test in progress may run (see TEST_LIMIT_*). */
 static unsigned
-test_limit(const struct engine *e)
+test_limit(const struct shard *sh)
 {
-	double limit = e->current_expected * TEST_LIMIT_FACTOR;
+	double limit = sh->current_expected * TEST_LIMIT_FACTOR;
 
-	if (e->plan.test_timeout)
-		return e->plan.test_timeout;
+	if (sh->e->plan.test_timeout)
+		return sh->e->plan.test_timeout;
 	return limit < TEST_LIMIT_MIN ? TEST_LIMIT_MIN : (unsigned)limit;
 }
 
@@ -1391,26 +2091,27 @@ test_limit(const struct engine *e)
  * guest is doing and when it will count as hung.
  */
 static void
-flag_long_test(struct engine *e, uint64_t now)
+flag_long_test(struct shard *sh, uint64_t now)
 {
 	char ran[16], expected[16], quiet[16], limit[16];
 	struct strbuf sb = STRBUF_INIT;
 
-	e->current_flagged = true;
-	strbuf_addf(&sb, "%s has run %s, over twice the %s expected (from %s)", e->current_test,
-		    format_duration((double)(now - e->test_started_ms) / 1000, ran, sizeof(ran)),
-		    format_duration(e->current_expected, expected, sizeof(expected)),
-		    est_basis_str(e->current_basis));
-	if (e->guest_busy >= 0)
-		strbuf_addf(&sb, "; the guest's CPUs are %d%% busy", e->guest_busy);
+	sh->current_flagged = true;
+	strbuf_addf(&sb, "%s has run %s, over twice the %s expected (from %s)", sh->current_test,
+		    format_duration((double)(now - sh->test_started_ms) / 1000, ran, sizeof(ran)),
+		    format_duration(sh->current_expected, expected, sizeof(expected)),
+		    est_basis_str(sh->current_basis));
+	if (sh->guest_busy >= 0)
+		strbuf_addf(&sb, "; the guest's CPUs are %d%% busy", sh->guest_busy);
 	strbuf_addf(
 		&sb, "; %s from the guest for %s",
-		e->guest_busy >= 0 && e->guest_busy < 5 ? "nothing" : "no output",
-		format_duration((double)(now - e->last_output_ms) / 1000, quiet, sizeof(quiet)));
+		sh->guest_busy >= 0 && sh->guest_busy < 5 ? "nothing" : "no output",
+		format_duration((double)(now - sh->last_output_ms) / 1000, quiet, sizeof(quiet)));
 	strbuf_addf(&sb, ". It counts as hung at %s (%s)",
-		    format_duration(test_limit(e), limit, sizeof(limit)),
-		    e->plan.test_timeout ? "--test-timeout" : "--test-timeout SECONDS changes it");
-	warn(e, sb.buf);
+		    format_duration(test_limit(sh), limit, sizeof(limit)),
+		    sh->e->plan.test_timeout ? "--test-timeout"
+					     : "--test-timeout SECONDS changes it");
+	warn(sh->e, sh, sb.buf);
 	strbuf_release(&sb);
 }
 
@@ -1418,53 +2119,59 @@ flag_long_test(struct engine *e, uint64_t now)
 static void
 watch(struct loop *loop, void *data)
 {
-	struct engine *e = data;
+	struct shard *sh = data;
+	struct engine *e = sh->e;
 	uint64_t now = loop_now_ms();
-	unsigned silence = session_silence_limit(e->session), limit;
+	unsigned silence = session_silence_limit(sh->session), limit;
 	char *msg;
 
-	if (e->phase == PH_BOOT) {
-		limit = session_boot_limit(e->session);
-		if (now - e->phase_ms > limit * 1000ull) {
+	if (sh->phase == PH_BOOT) {
+		limit = session_boot_limit(sh->session);
+		if (now - sh->phase_ms > limit * 1000ull) {
 			struct strbuf sb = STRBUF_INIT;
 
 			strbuf_addf(&sb,
 				    "the guest for '%s' did not start its agent within %u seconds",
-				    e->cfg->name, limit);
-			add_console_tail(e, &sb);
-			stage_end(e, "boot", ERR_TIMEOUT, sb.buf);
+				    sh->w->cfg->name, limit);
+			add_console_tail(sh, &sb);
+			stage_end(e, sh, "boot", ERR_TIMEOUT, sb.buf);
 			strbuf_release(&sb);
-			e->boot_end_sent = true;
-			e->phase = PH_DONE;
-			session_cancel(e->session);
+			sh->boot_end_sent = true;
+			sh->failed = true;
+			sh->got_exit = true; /* said above */
+			sh->phase = PH_DONE;
+			session_cancel(sh->session);
 		}
 		return;
 	}
-	if (e->phase != PH_TESTS)
+	if (sh->phase != PH_TESTS || sh->got_exit)
 		return;
-	limit = test_limit(e);
-	if (now - e->last_heard_ms > silence * 1000ull)
+	limit = test_limit(sh);
+	if (now - sh->last_heard_ms > silence * 1000ull)
 		msg = xasprintf("the guest for '%s' was silent for %u seconds: it hung",
-				e->cfg->name, silence);
-	else if (e->current_test && now - e->test_started_ms > limit * 1000ull)
+				sh->w->cfg->name, silence);
+	else if (sh->current_test && now - sh->test_started_ms > limit * 1000ull)
 		msg = xasprintf(
-			"%s ran longer than %u seconds (%s): it hung", e->current_test, limit,
+			"%s ran longer than %u seconds (%s): it hung", sh->current_test, limit,
 			e->plan.test_timeout ? "--test-timeout"
 					     : "five times its expected time, at least 10 minutes");
-	else if (e->current_test && !e->current_flagged &&
-		 now - e->test_started_ms > e->current_expected * TEST_LONG_FACTOR * 1000)
-		return flag_long_test(e, now);
+	else if (sh->current_test && !sh->current_flagged &&
+		 now - sh->test_started_ms > sh->current_expected * TEST_LONG_FACTOR * 1000)
+		return flag_long_test(sh, now);
 	else
 		return;
-	check_parser_finish(e->parser);
-	end_current_test(e, TS_HUNG, msg);
-	fail_event(e, ERR_TIMEOUT, msg);
-	stage_end(e, "tests", ERR_TIMEOUT, msg);
+	check_parser_finish(sh->parser);
+	end_current_test(sh, TS_HUNG, msg);
+	fail_event(e, sh, ERR_TIMEOUT, msg);
+	if (sh->tests_open)
+		stage_end(e, sh, "tests", ERR_TIMEOUT, msg);
+	sh->tests_open = false;
 	free(msg);
-	e->phase = PH_DONE;
-	e->got_exit = true; /* nothing more to report for it */
-	e->restart = can_restart(e);
-	session_cancel(e->session);
+	sh->phase = PH_DONE;
+	sh->got_exit = true; /* nothing more to report for it */
+	sh->failed = true;
+	sh->restart = can_restart(sh);
+	session_cancel(sh->session);
 }
 
 /* fswb-agent on this host (for a machine without the appliance), or NULL. */
@@ -1480,36 +2187,46 @@ agent_path(void)
 	return p;
 }
 
+/* A guest for w in the shard. */
 static void
-start_config(struct engine *e)
+start_guest(struct shard *sh, struct work *w)
 {
+	struct engine *e = sh->e;
 	struct session_disk disks[24];
 	char names[16][16];
 	struct session_spec spec = { 0 };
 	struct session_callbacks cb = { on_control, on_console, on_shell, on_guest_exit };
-	char *workdir, *slug, *slices, *agent;
+	char *workdir, *slices, *agent, *name;
 	enum status rc;
 	const char *notice;
 
-	e->cfg_slug = slug = xstrdup(e->cfg->name);
-	for (char *p = slug; *p; p++)
-		if (*p == '/')
-			*p = '-';
-	e->got_exit = e->got_result = e->boot_end_sent = e->job_sent = false;
-	e->broke_protocol = false;
-	e->ended_here = 0;
-	e->kmsg_bad = 0;
-	e->parser = check_parser_new(&e->check_bus, e->cfg->name);
-	e->kmsg = kmsg_new(&e->own, e->cfg->name);
-	kmsg_set_tail(e->kmsg, CONSOLE_TAIL);
-	slices = results_dir(e);
-	if (kmsg_set_slice_dir(e->kmsg, slices) != OK)
-		warn(e, error_msg());
+	sh->w = w;
+	if (!w->listed)
+		w->taken = true;
+	sh->got_exit = sh->got_result = sh->boot_end_sent = sh->job_sent = false;
+	sh->broke_protocol = sh->tests_open = sh->job_failed = sh->failed = false;
+	sh->ended_here = 0;
+	sh->kmsg_bad = 0;
+	sh->guest_busy = -1;
+	sh->phase = PH_IDLE;
+	if (sh->console.fd < 0) {
+		name = e->sharded ? xasprintf("console-%u.log", sh->no) : xstrdup("console.log");
+		if (logfile_open(&sh->console, e->dir, name, LOG_CAP_CONSOLE, NULL) != OK)
+			warn(e, sh, error_msg());
+		error_clear();
+		free(name);
+	}
+	sh->kmsg = kmsg_new(&sh->bus, w->cfg->name);
+	kmsg_set_tail(sh->kmsg, CONSOLE_TAIL);
+	slices = results_dir(e, w);
+	if (kmsg_set_slice_dir(sh->kmsg, slices) != OK)
+		warn(e, sh, error_msg());
 	free(slices);
-	agent_reader_init(&e->reader, 0);
-	agent_order_init(&e->order, max_results(e));
-	workdir = xasprintf("%s/guest-%s", e->dir, slug);
-	spec.name = slug;
+	agent_reader_init(&sh->reader, 0);
+	agent_order_init(&sh->order, max_results(e));
+	workdir = e->sharded ? xasprintf("%s/guest-%s-%u", e->dir, w->slug, sh->no)
+			     : xasprintf("%s/guest-%s", e->dir, w->slug);
+	spec.name = w->slug;
 	spec.workdir = workdir;
 	spec.arch = arch_find(e->plan.kernel.arch); /* plan_validate knows the names */
 	if (!spec.arch)
@@ -1519,88 +2236,48 @@ start_config(struct engine *e)
 	spec.appliance = e->have_appliance ? e->appliance.image : NULL;
 	spec.agent = agent = e->have_appliance ? NULL : agent_path();
 	spec.disks = disks;
-	spec.ndisks = config_disks(e->cfg, disks, names);
+	spec.ndisks = config_disks(w->cfg, disks, names);
 	spec.cpus = e->plan.cpus;
 	spec.mem = e->plan.mem;
 	spec.options = (const char *const *)e->plan.backend_opts.v;
-	stage(e, EV_STAGE_BEGIN, "boot", e->cfg->name, -1);
+	stage(e, sh, EV_STAGE_BEGIN, "boot", w->cfg->name, -1);
 	if (!e->have_appliance && !agent)
 		rc = error(ERR_NOTFOUND, "the guest agent (fswb-agent) is not installed with "
 					 "fswb: reinstall it (make install)");
 	else
-		rc = session_start(e->backend, e->loop, e->run, &spec, &cb, e, &e->session);
+		rc = session_start(e->backend, e->loop, e->run, &spec, &cb, sh, &sh->session);
 	free(workdir);
 	free(agent);
 	if (rc != OK) {
-		stage_end(e, "boot", rc, error_msg());
-		loop_add_timer(e->loop, 0, false, deferred_config_done, e);
+		stage_end(e, sh, "boot", rc, error_msg());
+		sh->failed = true;
+		loop_add_timer(e->loop, 0, false, deferred_shard_done, sh);
 		return;
 	}
-	notice = session_notice(e->session);
+	notice = session_notice(sh->session);
 	if (notice)
-		warn(e, notice);
-	e->est.slow = session_slow(e->session);
-	e->phase = PH_BOOT;
-	e->phase_ms = e->last_heard_ms = loop_now_ms();
-	e->watch_timer = loop_add_timer(e->loop, WATCH_MS, true, watch, e);
+		warn(e, sh, notice);
+	e->est.slow = session_slow(sh->session);
+	sh->phase = PH_BOOT;
+	sh->phase_ms = sh->last_heard_ms = loop_now_ms();
+	sh->watch_timer = loop_add_timer(e->loop, WATCH_MS, true, watch, sh);
 }
 
-/*
- * Named tests of other filesystems are left out of this configuration
- * (plan_check saw that some configuration takes each), with a warning.
- * False when that leaves it nothing to run.
- */
-static bool
-config_has_tests(struct engine *e)
-{
-	const struct plan_tests *t = &e->plan.tests;
-	struct strvec other = STRVEC_INIT;
-	bool any;
-	char *list, *msg;
-
-	for (size_t i = 0; i < t->tests.n; i++)
-		if (!catalogue_name_fits(t->tests.v[i], e->cfg->fstyp))
-			strvec_push(&other, t->tests.v[i]);
-	any = t->preset || t->groups.n || other.n < t->tests.n;
-	if (other.n) {
-		list = strvec_join(&other, " ");
-		msg = any ? xasprintf("%s: leaving out %s, not tests for %s (check would run "
-				      "them and they would fail)",
-				      e->cfg->name, list, e->cfg->fstyp)
-			  : xasprintf("%s: nothing to run: the tests named (%s) are not for %s",
-				      e->cfg->name, list, e->cfg->fstyp);
-		warn(e, msg);
-		free(msg);
-		free(list);
-	}
-	strvec_clear(&other);
-	return any;
-}
-
+/* The shard has no guest: one for the next work, or it is idle (the run ends with the last). */
 static void
-next_config(struct engine *e)
+shard_go(struct shard *sh)
 {
-	const struct fs_config *c;
+	struct engine *e = sh->e;
+	struct work *w = e->interrupted ? NULL : pick_work(e, sh->w);
 
-	if (e->cfg_index >= e->plan.configs.n) {
+	if (w) {
+		start_guest(sh, w);
+		return;
+	}
+	sh->idle = true;
+	if (all_idle(e))
 		finish_run(e);
-		return;
-	}
-	if (profiles_resolve_config(e->profiles, e->plan.configs.v[e->cfg_index], &c) != OK) {
-		fail_event(e, ERR_NOTFOUND, error_msg());
-		e->cfg_index++;
-		next_config(e);
-		return;
-	}
-	e->cfg = c;
-	if (!config_has_tests(e)) {
-		e->cfg_index++;
-		next_config(e);
-		return;
-	}
-	start_config(e);
 }
-
 static void
 finish_run(struct engine *e)
 {
@@ -1609,13 +2286,12 @@ finish_run(struct engine *e)
 
 	if (e->done)
 		return;
-	e->cfg = NULL;
 	if (e->any_test) {
 		junit = path_join(e->dir, "junit.xml");
 		run_record_recount(&e->results.rec);
 		if (results_write_junit(junit, &e->results.rec) != OK) {
 			e->lost_exit = 2;
-			fail_event(e, ERR_IO, error_msg());
+			fail_event(e, NULL, ERR_IO, error_msg());
 		}
 		free(junit);
 	}
@@ -1625,11 +2301,11 @@ finish_run(struct engine *e)
 				      e->dir);
 
 		e->lost_exit = 2;
-		fail_event(e, ERR_IO, msg);
+		fail_event(e, NULL, ERR_IO, msg);
 		free(msg);
 	}
 	if (e->plan.dry_run)
-		e->exit_code = e->dry_run_ok && !e->interrupted ? 0 : 2;
+		e->exit_code = e->dry_run_any && !e->dry_run_failed && !e->interrupted ? 0 : 2;
 	else if (!e->counts.ran && !e->counts.crashed && !e->counts.hung)
 		e->exit_code = 2;
 	else if (e->counts.failed || e->counts.crashed || e->counts.hung)
@@ -1644,7 +2320,7 @@ finish_run(struct engine *e)
 	backend_discard(e->run);
 	e->run = NULL;
 	e->done = true;
-	emit(e, &ev);
+	emit(e, NULL, &ev);
 	if (results_writer_flush(&e->results) != OK)
 		e->exit_code = 2; /* run.json is not complete: said by the writer's status */
 }
@@ -1662,7 +2338,7 @@ prepare_backend(struct engine *e)
 
 	rc = backend_check_options(&e->plan);
 	if (rc != OK) {
-		fail_event(e, rc, error_msg());
+		fail_event(e, NULL, rc, error_msg());
 		return rc;
 	}
 	e->backend = backend_find(e->plan.backend);
@@ -1670,13 +2346,13 @@ prepare_backend(struct engine *e)
 	for (size_t i = 0; i < reaped.n; i++) {
 		char *msg = xasprintf("removed what an earlier fswb left behind: %s", reaped.v[i]);
 
-		warn(e, msg);
+		warn(e, NULL, msg);
 		free(msg);
 	}
 	strvec_clear(&reaped);
 	cost = backend_cost(e->backend, &e->plan);
 	if (cost) {
-		warn(e, cost);
+		warn(e, NULL, cost);
 		free(cost);
 	}
 	rc = backend_prepare(e->backend, e->loop, &e->plan, &e->run);
@@ -1684,7 +2360,7 @@ prepare_backend(struct engine *e)
 		char *msg = xasprintf("the '%s' backend cannot prepare the run: %s",
 				      e->backend->name, error_msg());
 
-		fail_event(e, rc, msg);
+		fail_event(e, NULL, rc, msg);
 		free(msg);
 	}
 	return rc;
@@ -1695,10 +2371,25 @@ begin(struct loop *loop, void *data)
 {
 	struct engine *e = data;
 	struct event ev = { .type = EV_RUN_BEGIN };
+	struct strvec notes = STRVEC_INIT, errors = STRVEC_INIT;
+	char *why = NULL;
 
 	ev.u.run.id = e->id;
 	load_expectations(e, &ev);
-	emit(e, &ev);
+	plan_work(e, &notes, &errors);
+	if (e->sharded) {
+		why = xasprintf("%u guests at once (--shards %u)", e->nshards, e->plan.shards);
+		ev.u.run.shards = e->nshards;
+		ev.u.run.shards_why = why;
+	}
+	emit(e, NULL, &ev);
+	free(why);
+	for (size_t i = 0; i < errors.n; i++)
+		fail_event(e, NULL, ERR_NOTFOUND, errors.v[i]);
+	for (size_t i = 0; i < notes.n; i++)
+		warn(e, NULL, notes.v[i]);
+	strvec_clear(&notes);
+	strvec_clear(&errors);
 	if (prepare_backend(e) != OK ||
 	    ((e->backend->caps & BACKEND_BOOTS_KERNEL) && prepare_kernel(e) != OK) ||
 	    e->interrupted ||
@@ -1707,7 +2398,9 @@ begin(struct loop *loop, void *data)
 		finish_run(e);
 		return;
 	}
-	next_config(e);
+	work_reorder(e);
+	for (unsigned i = 0; i < e->nshards && !e->done; i++)
+		shard_go(&e->shards[i]);
 }
 
 enum status
@@ -1733,8 +2426,6 @@ engine_start(struct engine *e)
 	rc = logfile_open(&e->events, e->dir, "events.jsonl", LOG_CAP_EVENTS, json);
 	free(json);
 	if (rc == OK)
-		rc = logfile_open(&e->console, e->dir, "console.log", LOG_CAP_CONSOLE, NULL);
-	if (rc == OK)
 		rc = logfile_open(&e->kernel_log, e->dir, "kernel.log", LOG_CAP_KERNEL, NULL);
 	if (rc != OK)
 		return rc;
@@ -1743,7 +2434,6 @@ engine_start(struct engine *e)
 	free(p);
 	event_bus_add(&e->own, results_writer_listener(&e->results));
 	event_bus_add(&e->own, (struct listener){ on_own_event, e });
-	event_bus_add(&e->check_bus, (struct listener){ on_check_event, e });
 	loop_add_timer(e->loop, 0, false, begin, e);
 	return OK;
 }
@@ -1754,8 +2444,9 @@ engine_cancel(struct engine *e)
 	if (e->done || e->interrupted)
 		return;
 	e->interrupted = true;
-	if (e->session)
-		session_cancel(e->session);
+	for (unsigned i = 0; i < e->nshards; i++)
+		if (e->shards[i].session)
+			session_cancel(e->shards[i].session);
 }
 
 int
@@ -1767,12 +2458,14 @@ engine_shell_fd(const struct engine *e)
 void
 engine_shell_end(struct engine *e)
 {
+	struct shard *sh = e->shell_shard;
+
 	if (e->shell_fd < 0)
 		return;
 	shell_close(e);
-	stage_end(e, "shell", OK, NULL);
-	if (e->session && e->phase == PH_SHELL)
-		poweroff(e);
+	stage_end(e, sh, "shell", OK, NULL);
+	if (sh && sh->session && sh->phase == PH_SHELL)
+		poweroff(sh);
 }
 
 bool
@@ -1798,35 +2491,43 @@ engine_free(struct engine *e)
 {
 	if (!e)
 		return;
-	if (e->watch_timer)
-		loop_del_timer(e->loop, e->watch_timer);
-	session_release(e->session);
-	check_parser_free(e->parser);
-	kmsg_free(e->kmsg);
+	for (unsigned i = 0; i < e->nshards; i++) {
+		struct shard *sh = &e->shards[i];
+
+		if (sh->watch_timer)
+			loop_del_timer(e->loop, sh->watch_timer);
+		session_release(sh->session);
+		check_parser_free(sh->parser);
+		kmsg_free(sh->kmsg);
+		agent_reader_release(&sh->reader);
+		event_bus_release(&sh->bus);
+		logfile_close(&sh->console);
+		close_fd(&sh->result_fd);
+		line_asm_release(&sh->out_line);
+		strvec_clear(&sh->batch);
+		free(sh->result_path);
+		free(sh->current_test);
+	}
+	free(e->shards);
+	for (size_t i = 0; i < e->nworks; i++)
+		work_release(&e->works[i]);
+	free(e->works);
 	if (e->have_kernel)
 		kernel_release(&e->kernel);
 	if (e->have_appliance)
 		appliance_release(&e->appliance);
 	results_writer_release(&e->results);
 	event_bus_release(&e->own);
-	event_bus_release(&e->check_bus);
-	strvec_clear(&e->ended);
 	estimator_release(&e->est);
 	if (e->have_cat)
 		catalogue_release(&e->cat);
 	logfile_close(&e->events);
-	logfile_close(&e->console);
 	logfile_close(&e->kernel_log);
-	close_fd(&e->result_fd);
 	shell_close(e);
 	backend_discard(e->run);
 	strbuf_release(&e->shell_out);
-	line_asm_release(&e->out_line);
 	plan_release(&e->plan);
 	free(e->initrd);
-	free(e->result_path);
-	free(e->current_test);
-	free(e->cfg_slug);
 	free(e->id);
 	free(e->dir);
 	free(e);

@@ -41,6 +41,8 @@ struct ctx {
 	const char *cancel_at; /* a stage name, or "test:NAME": engine_cancel there */
 	const char *kill_at;   /* kill the agent (SIGKILL) when this test starts */
 	bool timed_out;
+	char *dir;		       /* the run directory */
+	unsigned running, max_running; /* tests running at once */
 };
 
 /* A tree of the fixture's check and tests named "generic/001=pass". */
@@ -88,9 +90,9 @@ plan_for(struct plan *plan, const char *const *tests)
 	free(tree);
 }
 
-/* The agent's pid, from the session's lease. */
+/* The agent's pid, from the lease of the session whose text has needle (NULL: any). */
 static pid_t
-agent_pid(void)
+agent_pid(const char *needle)
 {
 	char *dir = test_tmp("home/data/leases");
 	DIR *d = opendir(dir);
@@ -107,7 +109,7 @@ agent_pid(void)
 		p = path_join(dir, de->d_name);
 		text = test_read(p);
 		line = strstr(text, "\npid ");
-		if (line)
+		if (line && (!needle || strstr(text, needle)))
 			pid = strtol(line + 5, NULL, 10);
 		free(text);
 		free(p);
@@ -148,8 +150,14 @@ on_event(void *data, const struct event *ev)
 		break;
 	case EV_TEST_START:
 		strbuf_addf(&c->log, "start %s\n", ev->u.test_start.test);
+		if (++c->running > c->max_running)
+			c->max_running = c->running;
 		if (c->kill_at && !strcmp(c->kill_at, ev->u.test_start.test)) {
-			kill(agent_pid(), SIGKILL);
+			char needle[64];
+
+			/* the agent of the guest that runs it: its workdir names the shard */
+			snprintf(needle, sizeof(needle), "guest-ext4-4k-%u\n", ev->shard);
+			kill(agent_pid(ev->shard ? needle : NULL), SIGKILL);
 			c->kill_at = NULL;
 		}
 		if (c->cancel_at && str_startswith(c->cancel_at, "test:") &&
@@ -159,6 +167,8 @@ on_event(void *data, const struct event *ev)
 	case EV_TEST_END:
 		strbuf_addf(&c->log, "end %s %s\n", ev->u.test_end.test,
 			    test_status_str(ev->u.test_end.status));
+		if (!ev->u.test_end.rerun && c->running)
+			c->running--;
 		break;
 	case EV_ERROR:
 		strbuf_addf(&c->log, "error %s\n", ev->u.error.message);
@@ -250,9 +260,15 @@ assert_nothing_left(const char *run_dir)
 	if (d)
 		closedir(d);
 	free(leases);
-	guest = path_join(run_dir, "guest-ext4-4k");
-	assert_false(path_exists(guest));
-	free(guest);
+	/* no guest's scratch directory, no results being unpacked */
+	d = opendir(run_dir);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		guest = de->d_name;
+		if (str_startswith(guest, "guest-") || str_startswith(guest, "unpack-"))
+			fail_msg("'%s' is left in the run directory", guest);
+	}
+	closedir(d);
 }
 
 /* Run the plan to its end; the engine's run.json, parsed. */
@@ -281,12 +297,11 @@ run(struct ctx *c, const struct plan *plan)
 	if (!root)
 		fail_msg("run.json: %s\n%s", jerr.text, c->log.buf);
 	free(path);
-	path = xstrdup(engine_run_dir(c->e));
+	c->dir = xstrdup(engine_run_dir(c->e));
 	engine_free(c->e);
 	loop_free(c->loop);
 	event_bus_release(&bus);
-	assert_nothing_left(path);
-	free(path);
+	assert_nothing_left(c->dir);
 	return root;
 }
 
@@ -309,6 +324,7 @@ ctx_release(struct ctx *c, json_t *root)
 {
 	json_decref(root);
 	strbuf_release(&c->log);
+	free(c->dir);
 }
 
 /* The status run.json gives test, or NULL when it has none. */
@@ -588,6 +604,204 @@ setup(void **state)
 	return 0;
 }
 
+/* ---- several guests at once (plan.shards) ---- */
+
+/* How many times run.json has test, and the shard of the last one (0: none). */
+static unsigned
+count_of(json_t *root, const char *test, unsigned *shard)
+{
+	json_t *secs = json_object_get(root, "sections"), *sec, *t;
+	size_t i, j;
+	unsigned n = 0;
+
+	json_array_foreach(secs, i, sec)
+	{
+		json_array_foreach(json_object_get(sec, "tests"), j, t)
+		{
+			if (strcmp(json_string_value(json_object_get(t, "test")), test))
+				continue;
+			n++;
+			*shard = (unsigned)json_integer_value(json_object_get(t, "shard"));
+		}
+	}
+	return n;
+}
+
+/* Every test of tests ran once, in shard 1 or 2, and both shards ran some. */
+static void
+assert_once_each(struct ctx *c, json_t *root, const char *const *tests)
+{
+	unsigned used = 0;
+
+	for (size_t i = 0; tests[i]; i++) {
+		char *name = xstrndup(tests[i], strcspn(tests[i], "="));
+		unsigned shard = 0, n = count_of(root, name, &shard);
+
+		if (n != 1 || shard < 1 || shard > 2)
+			fail_msg("%s: %u times in run.json, shard %u\nevents:\n%s", name, n, shard,
+				 c->log.buf);
+		used |= 1u << shard;
+		free(name);
+	}
+	if (used != 6)
+		fail_msg("the tests did not run in both shards\nevents:\n%s", c->log.buf);
+	assert_int_equal(json_integer_value(json_object_get(root, "shards")), 2);
+}
+
+static json_t *
+run_sharded(struct ctx *c, const char *const *tests, unsigned test_timeout)
+{
+	struct plan plan;
+	json_t *root;
+
+	plan_for(&plan, tests);
+	plan.shards = 2;
+	plan.test_timeout = test_timeout;
+	root = run(c, &plan);
+	plan_release(&plan);
+	return root;
+}
+
+static bool
+run_file(const struct ctx *c, const char *rel)
+{
+	char *p = path_join(c->dir, rel);
+	bool there = path_exists(p);
+
+	free(p);
+	return there;
+}
+
+/*
+ * Two guests at once from one queue, in batches: every test once, with the
+ * shard that ran it; one results directory as if one guest ran them all.
+ */
+static void
+test_shards_split(void **state)
+{
+	static const char *const tests[] = {
+		"generic/001=sleep 1", "generic/002=sleep 1", "generic/003=sleep 1",
+		"generic/004=sleep 1", "generic/005=sleep 1", "generic/006=fail",
+		"generic/007=notrun",  "generic/008=sleep 1", NULL
+	};
+	struct ctx c = { 0 };
+	json_t *root = run_sharded(&c, tests, 0);
+	char *log, *path;
+
+	assert_once_each(&c, root, tests);
+	assert_status(&c, root, "generic/006", "fail");
+	assert_status(&c, root, "generic/007", "notrun");
+	assert_status(&c, root, "generic/001", "pass");
+	assert_int_equal(c.max_running, 2);
+	assert_log(&c, "end of run 1\n");
+	/* the results of every batch, merged: each test's files, one check.log */
+	assert_true(run_file(&c, "results/ext4-4k/generic/006.out.bad"));
+	assert_true(run_file(&c, "results/ext4-4k/generic/001.full"));
+	assert_true(run_file(&c, "results/ext4-4k/generic/008.full"));
+	assert_true(run_file(&c, "console-1.log") && run_file(&c, "console-2.log"));
+	path = path_join(c.dir, "results/ext4-4k/check.log");
+	log = test_read(path);
+	for (size_t i = 0; tests[i]; i++) {
+		char *name = xstrndup(tests[i], strcspn(tests[i], "="));
+
+		if (!strstr(log, name))
+			fail_msg("check.log lacks %s:\n%s", name, log);
+		free(name);
+	}
+	free(log);
+	free(path);
+	/* one SECTION for the configuration, no per-batch summaries in the events */
+	path = path_join(c.dir, "events.jsonl");
+	log = test_read(path);
+	assert_non_null(strstr(log, "\"event\":\"section\""));
+	assert_null(strstr(strstr(log, "\"event\":\"section\"") + 1, "\"event\":\"section\""));
+	assert_null(strstr(log, "\"event\":\"summary\""));
+	assert_non_null(strstr(log, "\"shard\":2"));
+	free(log);
+	free(path);
+	ctx_release(&c, root);
+}
+
+/* A guest that dies: its test is crashed, a new guest goes on with the queue. */
+static void
+test_shards_crash(void **state)
+{
+	static const char *const tests[] = { "generic/001=sleep 1",
+					     "generic/002=sleep 1",
+					     "generic/003=crash",
+					     "generic/004=sleep 1",
+					     "generic/005=sleep 1",
+					     "generic/006=sleep 1",
+					     NULL };
+	struct ctx c = { .kill_at = "generic/003" };
+	json_t *root = run_sharded(&c, tests, 0);
+
+	assert_once_each(&c, root, tests);
+	assert_status(&c, root, "generic/003", "crashed");
+	assert_status(&c, root, "generic/006", "pass");
+	assert_log(&c, "starting a new guest for the remaining tests of 'ext4/4k'");
+	assert_log(&c, "end of run 1\n");
+	ctx_release(&c, root);
+}
+
+/* A test that hangs in one guest is stopped there; the others never wait for it. */
+static void
+test_shards_hang(void **state)
+{
+	static const char *const tests[] = { "generic/001=sleep 1", "generic/002=hang",
+					     "generic/003=sleep 1", "generic/004=sleep 1",
+					     "generic/005=sleep 1", NULL };
+	struct ctx c = { 0 };
+	json_t *root = run_sharded(&c, tests, 3);
+
+	assert_once_each(&c, root, tests);
+	assert_status(&c, root, "generic/002", "hung");
+	assert_status(&c, root, "generic/005", "pass");
+	ctx_release(&c, root);
+}
+
+/* Ctrl-C stops every guest and leaves one consistent run. */
+static void
+test_shards_cancel(void **state)
+{
+	static const char *const tests[] = { "generic/001=hang", "generic/002=hang",
+					     "generic/003=pass", NULL };
+	struct ctx c = { .cancel_at = "test:generic/002" };
+	json_t *root = run_sharded(&c, tests, 0);
+
+	assert_int_equal(c.max_running, 2);
+	assert_log(&c, "interrupted");
+	assert_true(flag_of(root, "interrupted"));
+	assert_true(flag_of(root, "finished"));
+	ctx_release(&c, root);
+}
+
+/* Configurations are shards too: two at once, each with all its tests. */
+static void
+test_shards_configs(void **state)
+{
+	static const char *const tests[] = { "generic/001=sleep 1", "generic/002=sleep 1", NULL };
+	struct ctx c = { 0 };
+	struct plan plan;
+	json_t *root, *secs;
+
+	plan_for(&plan, tests);
+	strvec_clear(&plan.configs);
+	strvec_push(&plan.configs, "ext4/4k");
+	strvec_push(&plan.configs, "ext4/1k");
+	plan.shards = 2;
+	root = run(&c, &plan);
+	secs = json_object_get(root, "sections");
+	assert_int_equal(json_array_size(secs), 2);
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(json_array_size(json_object_get(json_array_get(secs, i), "tests")),
+				 2);
+	assert_int_equal(c.max_running, 2);
+	assert_log(&c, "end of run 0\n");
+	ctx_release(&c, root);
+	plan_release(&plan);
+}
+
 static int
 teardown(void **state)
 {
@@ -613,6 +827,11 @@ main(void)
 		cmocka_unit_test(test_frame_after_exit),
 		cmocka_unit_test(test_frame_exit_twice),
 		cmocka_unit_test(test_results_disk_full),
+		cmocka_unit_test(test_shards_split),
+		cmocka_unit_test(test_shards_crash),
+		cmocka_unit_test(test_shards_hang),
+		cmocka_unit_test(test_shards_cancel),
+		cmocka_unit_test(test_shards_configs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
