@@ -2,11 +2,16 @@
 /* The shard count: given or from the host's size (passed in), capped, and why in words. */
 #include "testlib.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/backend.h"
 #include "core/plan.h"
+#include "core/profile.h"
 #include "core/util.h"
+#include "fstests/catalogue.h"
+#include "fstests/estimate.h"
+#include "run/inventory.h"
 #include "run/shards.h"
 
 #define GIB (UINT64_C(1) << 30)
@@ -129,6 +134,50 @@ test_given(void **state)
 	assert_int_equal(shards_choose(&plan, NULL, &(struct host_size){ 4, GIB }, 0, NULL), 1);
 }
 
+/* The estimate on the plan's shards: every configuration's tests in one pool, a boot per guest. */
+static void
+test_estimate_on_shards(void **state)
+{
+	char *dir = test_path("profiles"), *mini = test_path("tests/fixtures/mini-fstests");
+	struct profiles prof;
+	struct catalogue cat;
+	struct estimator est;
+	struct est_total one, two;
+	double work;
+
+	(void)state;
+	assert_int_equal(profiles_load(dir, &prof), OK);
+	assert_int_equal(catalogue_load(mini, &cat), OK);
+	estimator_init(&est, false);
+	plan.shards = 1;
+	inventory_estimate(&plan, &prof, &cat, &est, "quick", NULL, &one);
+	assert_true(one.ntests > 2);
+	assert_int_equal(one.shards, 1);
+	/* one guest, one configuration: the tests one after another, a start-up each */
+	assert_true(one.wall == one.seconds + one.ntests * EST_BATCH);
+
+	strvec_push(&plan.configs, "xfs/4k");
+	plan.shards = 2;
+	inventory_estimate(&plan, &prof, &cat, &est, "quick", NULL, &two);
+	assert_int_equal(two.shards, 2);
+	assert_true(two.ntests > one.ntests);
+	/* two configurations on two guests at once: half the work each, one boot each */
+	work = two.seconds - 2 * EST_BOOT + two.ntests * EST_BATCH;
+	assert_true(two.wall >= EST_BOOT + work / 2);
+	assert_true(two.wall <= EST_BOOT + work / 2 + EST_LONG + EST_BATCH);
+	assert_true(two.wall < two.seconds);
+	/* the tests are not known without a catalogue */
+	inventory_estimate(&plan, &prof, NULL, &est, "quick", NULL, &two);
+	assert_int_equal(two.ntests, 0);
+	assert_int_equal(two.shards, 0);
+	assert_true(two.wall == 0);
+	estimator_release(&est);
+	catalogue_release(&cat);
+	profiles_release(&prof);
+	free(mini);
+	free(dir);
+}
+
 static void
 test_host_size_read(void **state)
 {
@@ -149,8 +198,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_auto_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_auto_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_given, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_estimate_on_shards, setup, teardown),
 		cmocka_unit_test(test_host_size_read),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
 }
