@@ -132,6 +132,7 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 {
 	struct host_size host;
 	double *secs = NULL;
+	size_t nconfigs = 0, boots;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; cat && i < plan->configs.n; i++) {
@@ -147,6 +148,7 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 			if (!strvec_contains(&sel.expunged, sel.tests.v[j]))
 				strvec_push(&run, sel.tests.v[j]);
 		/* every test came from cat, which knows its groups */
+		nconfigs += run.n > 0;
 		secs = xrealloc(secs, (out->ntests + run.n + 1) * sizeof(*secs));
 		estimate_config(est, c->name, kernel, cat, (const char *const *)run.v, run.n, NULL,
 				out, secs + out->ntests);
@@ -154,11 +156,15 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 		catalogue_selection_release(&sel);
 	}
 	if (out->ntests) {
-		/* every configuration's tests in one pool; each guest boots once */
+		/*
+		 * every configuration's tests in one pool; a guest is made for one
+		 * configuration, so each guest boots once per configuration it takes
+		 */
 		host_size_read(&host);
 		out->shards =
 			shards_choose(plan, backend_find(plan->backend), &host, out->ntests, NULL);
-		out->wall = estimate_boot(est) +
+		boots = (nconfigs + out->shards - 1) / out->shards;
+		out->wall = (double)(boots ? boots : 1) * estimate_boot(est) +
 			    estimate_makespan(secs, out->ntests, out->shards, estimate_batch(est));
 	}
 	free(secs);

@@ -157,6 +157,9 @@ test_estimate_on_shards(void **state)
 	assert_true(one.wall == one.seconds + one.ntests * EST_BATCH);
 
 	strvec_push(&plan.configs, "xfs/4k");
+	/* one guest, two configurations: a boot for each, as one after another */
+	inventory_estimate(&plan, &prof, &cat, &est, "quick", NULL, &two);
+	assert_true(two.wall == two.seconds + two.ntests * EST_BATCH);
 	plan.shards = 2;
 	inventory_estimate(&plan, &prof, &cat, &est, "quick", NULL, &two);
 	assert_int_equal(two.shards, 2);
