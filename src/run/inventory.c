@@ -164,7 +164,7 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 		out->shards =
 			shards_choose(plan, backend_find(plan->backend), &host, out->ntests, NULL);
 		boots = (nconfigs + out->shards - 1) / out->shards;
-		out->wall = (double)(boots ? boots : 1) * estimate_boot(est) +
+		out->wall = (double)boots * estimate_boot(est) +
 			    estimate_makespan(secs, out->ntests, out->shards, estimate_batch(est));
 	}
 	free(secs);

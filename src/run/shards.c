@@ -57,10 +57,8 @@ by_host(const struct plan *plan, const struct host_size *host, size_t units, str
 	uint64_t fit = by_mem < by_cpu ? by_mem : by_cpu;
 	struct strbuf tail = STRBUF_INIT;
 	char has[32], keep[32], each[32];
-	unsigned n = cap(fit > PLAN_SHARDS_MAX ? PLAN_SHARDS_MAX + 1
-			 : fit		       ? (unsigned)fit
-					       : 1,
-			 units, &tail);
+	/* fit <= by_cpu <= cores */
+	unsigned n = cap(fit ? (unsigned)fit : 1, units, &tail);
 
 	format_size(host->mem, has, sizeof(has));
 	format_size(SHARDS_HOST_KEEP, keep, sizeof(keep));
@@ -77,7 +75,7 @@ by_host(const struct plan *plan, const struct host_size *host, size_t units, str
 			    cores == 1 ? "" : "s", cpus);
 		/* fewer CPUs each would run more */
 		if (cores > 1 && by_mem > 1)
-			strbuf_addf(why, " (--cpus 1 --shards %llu runs %llu)",
+			strbuf_addf(why, " (--cpus 1 --shards %llu runs %llu at once)",
 				    (unsigned long long)(by_mem < cores ? by_mem : cores),
 				    (unsigned long long)(by_mem < cores ? by_mem : cores));
 	} else {

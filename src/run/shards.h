@@ -49,7 +49,9 @@ void host_size_read(struct host_size *out);
  * The number of guests at once for plan (1 to PLAN_SHARDS_MAX), as above.
  * ops: the plan's backend (NULL: treated as one machine at a time). why
  * (may be NULL) gets one line for a newcomer, appended: "2 guests at once:
- * 4 cores / 2 CPUs per guest = 2, 23 GiB / 2 GiB per guest = 11".
+ * 4 cores / 2 CPUs per guest = 2, (24 GiB - 1 GiB for this host) / 2 GiB
+ * per guest = 11", "1 guest: this host has 2 cores and each guest takes 2
+ * (--cpus 1 --shards 2 runs 2 at once)".
  */
 unsigned shards_choose(const struct plan *plan, const struct backend_ops *ops,
 		       const struct host_size *host, size_t units, struct strbuf *why);

@@ -93,8 +93,8 @@ test_auto_one(void **state)
 	(void)state;
 	/* two cores, two CPUs each: one guest, and how to get two */
 	expect(NULL, 2, 24 * GIB, 0, 1,
-	       "1 guest: this host has 2 cores and each guest takes 2 (--cpus 1 --shards 2 runs "
-	       "2)");
+	       "1 guest: this host has 2 cores and each guest takes 2 (--cpus 1 --shards 2 runs 2 "
+	       "at once)");
 	expect(NULL, 1, 24 * GIB, 0, 1, "1 guest: this host has 1 core and each guest takes 2");
 	/* too little memory: still one guest */
 	expect(NULL, 8, 2 * GIB, 0, 1,
