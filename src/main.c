@@ -72,7 +72,9 @@ static const char usage_text[] =
 	"      --fstests-src DIR|URL fstests to build into the appliance\n"
 	"      --cpus N              CPUs per guest (default 2)\n"
 	"      --mem SIZE            memory per guest (default 2G)\n"
-	"      --shards N            only 1 for now: several guests at once are not available yet\n"
+	"      --shards N|auto       run N guests of the backend at once, each with --cpus\n"
+	"                            and --mem, sharing the tests (default auto: as many\n"
+	"                            as this host's cores and memory hold)\n"
 	"      --test-timeout SECONDS  a test running longer counts as hung (default: 5 times\n"
 	"                            its expected time, at least 10 minutes; it is flagged\n"
 	"                            at twice its expected time)\n"
@@ -329,7 +331,9 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 				die("--mem: %s", error_msg());
 			break;
 		case OPT_SHARDS:
-			plan->shards = parse_count("shards", optarg, 64);
+			plan->shards = strcmp(optarg, "auto")
+					       ? parse_count("shards", optarg, PLAN_SHARDS_MAX)
+					       : 0;
 			break;
 		case OPT_TEST_TIMEOUT:
 			plan->test_timeout = parse_count("test-timeout", optarg, 7 * 86400);

@@ -22,6 +22,7 @@
 #include "fstests/catalogue.h"
 #include "run/inventory.h"
 #include "run/plan_check.h"
+#include "run/shards.h"
 #include "view/layout.h"
 
 /* One configuration's list: what runs, what is left out and why. */
@@ -281,25 +282,39 @@ config_json(const struct catalogue *cat, const struct dry_config *d)
 	return o;
 }
 
-/* How long it would take here: the estimate every screen gives (fstests/estimate.h). */
+/*
+ * How many guests at once and why, and how long it would take here on that
+ * many: the estimate every screen gives (fstests/estimate.h, run/shards.h).
+ */
 static void
 print_estimate(const struct plan *plan, const struct profiles *profiles,
 	       const struct catalogue *cat)
 {
 	struct backend_probe probe = { 0 };
+	struct host_size host;
 	struct estimator est;
 	struct est_total t;
-	struct strbuf basis = STRBUF_INIT;
-	char eta[32];
+	struct strbuf sb = STRBUF_INIT;
+	char eta[32], sum[32];
 
 	inventory_probe(plan->backend, plan, &probe);
 	inventory_estimator(plan, profiles, probe.slow, &est);
 	inventory_estimate(plan, profiles, cat, &est, plan->tests.preset, NULL, &t);
 	if (t.ntests) {
-		est_total_basis(&t, &est, &basis);
-		printf("estimate: %s (%s)\n", format_eta(t.seconds, eta, sizeof(eta)), basis.buf);
+		host_size_read(&host);
+		shards_choose(plan, backend_find(plan->backend), &host, t.ntests, &sb);
+		printf("shards: %s\n", sb.buf);
+		strbuf_reset(&sb);
+		est_total_basis(&t, &est, &sb);
+		if (t.shards > 1)
+			printf("estimate: %s on %u guests at once (%s; one guest after another: "
+			       "%s)\n",
+			       format_eta(t.wall, eta, sizeof(eta)), t.shards, sb.buf,
+			       format_eta(t.seconds, sum, sizeof(sum)));
+		else
+			printf("estimate: %s (%s)\n", format_eta(t.wall, eta, sizeof(eta)), sb.buf);
 	}
-	strbuf_release(&basis);
+	strbuf_release(&sb);
 	estimator_release(&est);
 	backend_probe_release(&probe);
 }

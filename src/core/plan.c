@@ -112,8 +112,6 @@ plan_defaults(struct plan *plan)
 		plan->backend = xstrdup("qemu");
 	if (!plan->tests.preset && !plan->tests.groups.n && !plan->tests.tests.n)
 		plan->tests.preset = xstrdup("smoke");
-	if (!plan->shards)
-		plan->shards = 1;
 	if (!plan->cpus)
 		plan->cpus = ncpu > 0 && ncpu < 2 ? (unsigned)ncpu : 2;
 	if (!plan->mem)
@@ -220,7 +218,8 @@ plan_to_json(const struct plan *plan)
 	json_object_set_new(t, "exclude_files", json_strvec(&plan->tests.exclude_files));
 	json_object_set_new(root, "tests", t);
 	json_object_set_new(root, "fstests_src", json_str_or_null(plan->fstests_src));
-	json_object_set_new(root, "shards", json_integer(plan->shards));
+	json_object_set_new(root, "shards",
+			    plan->shards ? json_integer(plan->shards) : json_string("auto"));
 	json_object_set_new(root, "cpus", json_integer(plan->cpus));
 	if (plan->test_timeout)
 		json_object_set_new(root, "test_timeout", json_integer(plan->test_timeout));
@@ -271,6 +270,29 @@ read_size(struct jreader *r, json_t *obj, const char *key, uint64_t *out)
 	}
 	if (rc == OK && (!*out || *out > PLAN_SIZE_MAX))
 		rc = jread_bad(r, "a size from 1 byte to 1 PiB, such as \"2G\"");
+	strbuf_setlen(&r->path, mark);
+	return rc;
+}
+
+/* "auto" (0) or a whole number from 1 to PLAN_SHARDS_MAX. */
+static enum status
+read_shards(struct jreader *r, json_t *obj, unsigned *out)
+{
+	json_t *v = json_object_get(obj, "shards");
+	enum status rc = OK;
+	size_t mark;
+
+	if (!v || json_is_null(v))
+		return OK;
+	jread_push(r, "shards", &mark);
+	if (json_is_string(v) && !strcmp(json_string_value(v), "auto"))
+		*out = 0;
+	else if (json_is_integer(v) && json_integer_value(v) >= 1 &&
+		 json_integer_value(v) <= PLAN_SHARDS_MAX)
+		*out = (unsigned)json_integer_value(v);
+	else
+		rc = jread_bad(r, "expected \"auto\" or a whole number from 1 to %d",
+			       PLAN_SHARDS_MAX);
 	strbuf_setlen(&r->path, mark);
 	return rc;
 }
@@ -420,7 +442,7 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 	    (rc = jread_object(&r, root, "tests", &obj)) != OK ||
 	    (obj && (rc = read_tests(&r, obj, &plan)) != OK) ||
 	    (rc = jread_str(&r, root, "fstests_src", true, &plan.fstests_src)) != OK ||
-	    (rc = jread_count(&r, root, "shards", 64, &plan.shards)) != OK ||
+	    (rc = read_shards(&r, root, &plan.shards)) != OK ||
 	    (rc = jread_count(&r, root, "cpus", 1024, &plan.cpus)) != OK ||
 	    (rc = jread_count(&r, root, "test_timeout", 7 * 86400, &plan.test_timeout)) != OK ||
 	    (rc = jread_count(&r, root, "rerun_failures", PLAN_RERUN_MAX, &plan.rerun_failures)) !=
@@ -665,13 +687,9 @@ plan_validate(const struct plan *plan, const struct profiles *profiles, const ch
 			return error(ERR_NOTFOUND, "tests.exclude_files: '%s' does not exist",
 				     plan->tests.exclude_files.v[i]);
 
-	if (plan->shards < 1 || plan->shards > 64)
-		return error(ERR_INVALID, "shards: %u is out of range; use 1 to 64", plan->shards);
-	if (plan->shards > 1)
-		return error(ERR_INVALID,
-			     "shards: running on %u guests at once is not available yet (each "
-			     "configuration runs in one guest); leave out --shards, or give 1",
-			     plan->shards);
+	if (plan->shards > PLAN_SHARDS_MAX)
+		return error(ERR_INVALID, "shards: %u is out of range; use 1 to %d, or auto",
+			     plan->shards, PLAN_SHARDS_MAX);
 	if (plan->cpus < 1 || plan->cpus > 1024)
 		return error(ERR_INVALID, "cpus: %u is out of range; use 1 to 1024", plan->cpus);
 	if (plan->mem < (256ull << 20))

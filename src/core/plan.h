@@ -17,7 +17,7 @@
  *	  "tests": { "preset": "smoke", "groups": [], "exclude_groups": [],
  *	             "tests": [], "exclude_tests": [], "exclude_files": [] },
  *	  "fstests_src": null,
- *	  "shards": 1, "cpus": 2, "mem": "2 GiB"
+ *	  "shards": "auto", "cpus": 2, "mem": "2 GiB"
  *	}
  *
  * Reading is strict: an unknown field, a wrong type or a bad value is
@@ -37,6 +37,8 @@
 #define PLAN_VERSION 1
 /* The most --rerun-failures takes. */
 #define PLAN_RERUN_MAX 100
+/* The most guests a run has at once (plan.shards). */
+#define PLAN_SHARDS_MAX 64
 
 enum kernel_kind {
 	KERNEL_AUTO,	  /* a kernel tree in the current directory, else the installed kernel */
@@ -72,7 +74,8 @@ struct plan {
 	struct strvec backend_opts; /* "key=value" */
 	struct plan_tests tests;
 	char *fstests_src;	 /* a directory or git URL; NULL for the default */
-	unsigned shards;	 /* >= 1 */
+	unsigned shards;	 /* guests at once, 1 to PLAN_SHARDS_MAX; 0: auto, chosen
+				  from the host (run/shards.h); JSON "auto" */
 	unsigned cpus;		 /* per guest, >= 1 */
 	uint64_t mem;		 /* bytes per guest */
 	unsigned test_timeout;	 /* seconds one test may run before it counts as hung; 0: from
@@ -93,7 +96,8 @@ void plan_copy(struct plan *dst, const struct plan *src);
 /*
  * Fill what is unset with defaults that work on a plain Linux box: the
  * automatic kernel, ext4/4k, the qemu backend, the smoke set when no test
- * is named, 1 shard, 2 CPUs (fewer when the host has fewer), 2 GiB.
+ * is named, shards left to the host (0: auto), 2 CPUs (fewer when the host
+ * has fewer), 2 GiB.
  */
 void plan_defaults(struct plan *plan);
 

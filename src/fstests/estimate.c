@@ -242,17 +242,61 @@ estimate_boot(const struct estimator *est)
 	return EST_BOOT * (est->slow ? EST_SLOW : 1);
 }
 
+double
+estimate_batch(const struct estimator *est)
+{
+	return EST_BATCH * (est->slow ? EST_SLOW : 1);
+}
+
+static int
+cmp_double_desc(const void *a, const void *b)
+{
+	return cmp_double(b, a);
+}
+
+double
+estimate_makespan(const double *secs, size_t n, unsigned shards, double batch_overhead)
+{
+	double *v, *load, end = 0;
+
+	if (!n)
+		return 0;
+	if (!shards)
+		shards = 1;
+	v = xcalloc(n, sizeof(*v));
+	load = xcalloc(shards, sizeof(*load));
+	memcpy(v, secs, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_double_desc);
+	for (size_t i = 0; i < n; i++) {
+		unsigned free_first = 0;
+
+		for (unsigned g = 1; g < shards; g++)
+			if (load[g] < load[free_first])
+				free_first = g;
+		load[free_first] += v[i] + batch_overhead;
+	}
+	for (unsigned g = 0; g < shards; g++)
+		if (load[g] > end)
+			end = load[g];
+	free(load);
+	free(v);
+	return end;
+}
+
 void
 estimate_config(const struct estimator *est, const char *config, const char *kernel,
 		const struct catalogue *cat, const char *const *tests, size_t n,
-		const struct strvec *groups, struct est_total *t)
+		const struct strvec *groups, struct est_total *t, double *each)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct catalogue_test *ct = cat ? catalogue_find(cat, tests[i]) : NULL;
 		enum est_basis b;
-
-		t->seconds +=
+		double s =
 			estimate_test(est, config, kernel, tests[i], ct ? &ct->groups : groups, &b);
+
+		t->seconds += s;
+		if (each)
+			each[i] = s;
 		t->by[b]++;
 		t->ntests++;
 	}

@@ -19,6 +19,11 @@
  * are multiplied by EST_SLOW (a soak test's duration is wall-clock time and
  * is not). History is real time on this host and is taken as it is.
  *
+ * A run on several guests at once (shards) takes its makespan: the engine
+ * hands out the longest tests first, each next batch to the guest that is
+ * free first, and check starts afresh for each batch (EST_BATCH); every
+ * guest boots once (EST_BOOT). estimate_makespan() is that list schedule.
+ *
  * Call sequence:
  *	estimator_init(&est, slow);
  *	estimator_set_env(&est, &env);            SOAK_DURATION=..., may repeat
@@ -41,6 +46,7 @@
 #define EST_LONG  300 /* seconds, under KVM */
 #define EST_SLOW  4   /* emulation (TCG) against KVM */
 #define EST_BOOT  15  /* a guest's boot, under KVM */
+#define EST_BATCH 2   /* check's start-up before a batch of tests, under KVM */
 #define EST_RUNS  50  /* earlier runs estimator_load_runs() reads at most */
 
 enum est_basis {
@@ -100,10 +106,23 @@ double estimate_test(const struct estimator *est, const char *config, const char
 
 /* A guest's boot, in seconds. */
 double estimate_boot(const struct estimator *est);
+/* check's start-up before a batch of tests, in seconds. */
+double estimate_batch(const struct estimator *est);
+
+/*
+ * The wall-clock seconds n tests (secs[i] each) take on shards guests
+ * (0 counts as 1) when each is handed out as a batch of its own, longest
+ * first, to the guest that is free first, and each batch costs
+ * batch_overhead more: LPT list scheduling, within 4/3 of the best
+ * schedule. Boots are not included. secs is not changed.
+ */
+double estimate_makespan(const double *secs, size_t n, unsigned shards, double batch_overhead);
 
 /* What a run is expected to take, and on what that rests. */
 struct est_total {
-	double seconds;		    /* the tests and a boot per configuration */
+	double seconds;		    /* the tests and a boot per configuration, one after another */
+	double wall;		    /* what the run takes on shards guests (inventory_estimate) */
+	unsigned shards;	    /* guests at once that wall is for; 0: wall not known */
 	size_t ntests;		    /* over all configurations */
 	size_t by[EST_BASIS_COUNT]; /* how many of them each basis gave */
 };
@@ -113,11 +132,12 @@ struct catalogue;
 /*
  * Add one configuration's tests (n names) and its boot to *t. A test's
  * groups are the catalogue's (cat may be NULL), else groups (the groups the
- * tests were selected by; may be NULL).
+ * tests were selected by; may be NULL). each (may be NULL): n entries, each
+ * test's seconds, for estimate_makespan().
  */
 void estimate_config(const struct estimator *est, const char *config, const char *kernel,
 		     const struct catalogue *cat, const char *const *tests, size_t n,
-		     const struct strvec *groups, struct est_total *t);
+		     const struct strvec *groups, struct est_total *t, double *each);
 
 /* What *t rests on, in words: "from earlier runs (3 of 7 tests), SOAK_DURATION; TCG". */
 void est_total_basis(const struct est_total *t, const struct estimator *est, struct strbuf *out);

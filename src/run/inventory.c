@@ -10,6 +10,7 @@
 #include "core/paths.h"
 #include "core/rundir.h"
 #include "run/plan_check.h"
+#include "run/shards.h"
 
 void
 inventory_host(struct loop *loop, const struct profiles *prof, bool full, struct hostcheck *out)
@@ -129,6 +130,10 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 		   const struct catalogue *cat, const struct estimator *est, const char *preset,
 		   const char *kernel, struct est_total *out)
 {
+	struct host_size host;
+	double *secs = NULL;
+	size_t nconfigs = 0, boots;
+
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; cat && i < plan->configs.n; i++) {
 		const struct fs_config *c = prof ? profiles_config(prof, plan->configs.v[i]) : NULL;
@@ -143,9 +148,24 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 			if (!strvec_contains(&sel.expunged, sel.tests.v[j]))
 				strvec_push(&run, sel.tests.v[j]);
 		/* every test came from cat, which knows its groups */
+		nconfigs += run.n > 0;
+		secs = xrealloc(secs, (out->ntests + run.n + 1) * sizeof(*secs));
 		estimate_config(est, c->name, kernel, cat, (const char *const *)run.v, run.n, NULL,
-				out);
+				out, secs + out->ntests);
 		strvec_clear(&run);
 		catalogue_selection_release(&sel);
 	}
+	if (out->ntests) {
+		/*
+		 * every configuration's tests in one pool; a guest is made for one
+		 * configuration, so each guest boots once per configuration it takes
+		 */
+		host_size_read(&host);
+		out->shards =
+			shards_choose(plan, backend_find(plan->backend), &host, out->ntests, NULL);
+		boots = (nconfigs + out->shards - 1) / out->shards;
+		out->wall = (double)boots * estimate_boot(est) +
+			    estimate_makespan(secs, out->ntests, out->shards, estimate_batch(est));
+	}
+	free(secs);
 }

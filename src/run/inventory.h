@@ -70,9 +70,13 @@ void inventory_estimator(const struct plan *plan, const struct profiles *prof, b
 
 /*
  * What plan would take with the test set preset (NULL: the plan's own
- * choice of tests) on kernel release kernel (may be NULL): each configuration's
- * selection from cat and a boot. out->ntests is 0 when cat is NULL (the tests
- * are not known before the appliance has the tree).
+ * choice of tests) on kernel release kernel (may be NULL): each
+ * configuration's selection from cat and a boot, one after another
+ * (out->seconds); and on the guests at once that shards_choose() gives for
+ * this host and the plan's backend, every configuration's tests in one pool
+ * and a boot per guest and configuration it takes (out->wall, out->shards;
+ * run/shards.h). out->ntests is 0 when cat is NULL (the tests are not known
+ * before the appliance has the tree).
  */
 void inventory_estimate(const struct plan *plan, const struct profiles *prof,
 			const struct catalogue *cat, const struct estimator *est,

@@ -11,6 +11,7 @@
 #include "backends/backend.h"
 #include "run/inventory.h"
 #include "run/plan_check.h"
+#include "run/shards.h"
 #include "core/paths.h"
 #include "core/status.h"
 #include "fstests/catalogue.h"
@@ -43,7 +44,17 @@ struct test_choice {
 	const char *name; /* the preset's name */
 };
 
-enum prompt_kind { P_NONE, P_KERNEL_PATH, P_CPUS, P_MEM, P_FSTESTS, P_XGROUP, P_EXCLUDE, P_SEARCH };
+enum prompt_kind {
+	P_NONE,
+	P_KERNEL_PATH,
+	P_CPUS,
+	P_MEM,
+	P_SHARDS,
+	P_FSTESTS,
+	P_XGROUP,
+	P_EXCLUDE,
+	P_SEARCH
+};
 
 struct wizard {
 	enum step step;
@@ -261,6 +272,30 @@ estimate_here(struct ui *ui, struct wizard *w, const char *preset, bool slow, st
 			   NULL, t);
 }
 
+/* t's time on its guests at once: "~8 min", "~3 min on 2 guests". */
+static const char *
+est_words(const struct est_total *t, char *buf, size_t len)
+{
+	char eta[32];
+
+	format_eta(t->wall, eta, sizeof(eta));
+	if (t->shards > 1)
+		snprintf(buf, len, "%s on %u guests", eta, t->shards);
+	else
+		snprintf(buf, len, "%s", eta);
+	return buf;
+}
+
+/* How many guests at once for the plan on this host, and why (units: 0 not known). */
+static void
+shards_here(struct wizard *w, size_t units, struct strbuf *why)
+{
+	struct host_size host;
+
+	host_size_read(&host);
+	shards_choose(&w->plan, chosen_backend(w), &host, units, why);
+}
+
 /*
  * What the current step shows, asked of the inventory from the loop (never
  * while drawing); the screen is drawn again when the answers are in.
@@ -368,6 +403,8 @@ prompt_label(enum prompt_kind k)
 		return "CPUs per guest:";
 	case P_MEM:
 		return "memory per guest (2G, 1536M):";
+	case P_SHARDS:
+		return "guests at once (auto, or 1 to 64):";
 	case P_FSTESTS:
 		return "fstests tree (a directory) or git URL:";
 	case P_XGROUP:
@@ -387,7 +424,7 @@ static void
 draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 {
 	int y = y0 + 1, maxy = y0 + body_h - 1, width = ui->cols - 4;
-	char est[32], est2[32];
+	char est[64], est2[64];
 	struct est_total smoke, kvm;
 	char *s;
 
@@ -438,11 +475,11 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 		estimate_here(ui, w, "smoke", false, &kvm);
 		s = xasprintf("A smoke run (%zu tests) takes %s here under TCG instead of %s with "
 			      "KVM.",
-			      smoke.ntests, format_eta(smoke.seconds, est, sizeof(est)),
-			      format_eta(kvm.seconds, est2, sizeof(est2)));
+			      smoke.ntests, est_words(&smoke, est, sizeof(est)),
+			      est_words(&kvm, est2, sizeof(est2)));
 	} else {
 		s = xasprintf("A smoke run (%zu tests) takes %s here (d tries KVM now).",
-			      smoke.ntests, format_eta(smoke.seconds, est, sizeof(est)));
+			      smoke.ntests, est_words(&smoke, est, sizeof(est)));
 	}
 	if (y < maxy - 1) {
 		ui_put(ui, y, 4, 1, slow_here(w) ? R_WARN : R_PASS,
@@ -728,6 +765,7 @@ static void
 draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 {
 	int y = y0 + 1, maxy = y0 + body_h - 1;
+	struct strbuf why = STRBUF_INIT;
 	char mem[32];
 
 	if (!w->probes)
@@ -765,6 +803,20 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 		ui_putf(ui, y++, 4, ui->cols - 6, R_NORMAL, "%s memory  (m changes it)",
 			format_size(w->plan.mem, mem, sizeof(mem)));
 	}
+	if (y + 2 < maxy) {
+		y++;
+		ui_put(ui, y++, 2, ui->cols - 4, R_BOLD, "Guests at once");
+		if (w->plan.shards)
+			ui_putf(ui, y++, 4, ui->cols - 6, R_NORMAL, "%u         (s changes it)",
+				w->plan.shards);
+		else
+			ui_put(ui, y++, 4, ui->cols - 6, R_NORMAL,
+			       "auto      (s changes it: auto picks from this host's cores and "
+			       "memory)");
+		shards_here(w, 0, &why);
+		y = para(ui, y, 4, ui->cols - 6, maxy, R_DIM, why.buf);
+	}
+	strbuf_release(&why);
 	hint(ui, y0, body_h, "More backends (libvirt, ssh, GCE, Android) are coming.");
 }
 
@@ -883,7 +935,7 @@ draw_tests(struct ui *ui, struct wizard *w, int y0, int body_h)
 		if (ch[i].kind == TC_PRESET) {
 			const struct test_set *s = profiles_set(prof, ch[i].name);
 			struct est_total t;
-			char est[32];
+			char est[64];
 
 			size_t cnt = count_tests(ui, w, ch[i].name, NULL);
 
@@ -891,7 +943,7 @@ draw_tests(struct ui *ui, struct wizard *w, int y0, int body_h)
 			strbuf_adds(&a, ch[i].name);
 			if (cnt)
 				strbuf_addf(&b, "%zu tests, %s: ", cnt,
-					    format_eta(t.seconds, est, sizeof(est)));
+					    est_words(&t, est, sizeof(est)));
 			strbuf_addf(&b, "%s", s ? s->description : "");
 			chosen = w->plan.tests.preset && !strcmp(w->plan.tests.preset, ch[i].name);
 		} else if (ch[i].kind == TC_GROUP) {
@@ -953,7 +1005,7 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	struct strbuf sb = STRBUF_INIT;
 	int y = y0 + 1, maxy = y0 + body_h - 1;
 	char *cfgs = strvec_join(&w->plan.configs, ", ");
-	char mem[32], est[32];
+	char mem[32], est[64];
 	const char *kernel;
 	struct est_total total;
 
@@ -993,10 +1045,15 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "tests       %s", sb.buf);
 	strbuf_reset(&sb);
 	estimate_here(ui, w, w->plan.tests.preset, slow_here(w), &total);
+	/* the tests of every configuration share the guests (the estimate's count) */
+	ui_put(ui, y, 2, 12, R_NORMAL, "guests");
+	shards_here(w, total.ntests ? total.ntests : w->plan.configs.n, &sb);
+	y = para(ui, y, 14, ui->cols - 16, maxy, R_NORMAL, sb.buf);
+	strbuf_reset(&sb);
 	if (total.ntests) {
 		est_total_basis(&total, &w->est, &sb);
 		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "estimate    %s (%s)",
-			format_eta(total.seconds, est, sizeof(est)), sb.buf);
+			est_words(&total, est, sizeof(est)), sb.buf);
 	} else if (w->have_cat) {
 		ui_put(ui, y++, 2, ui->cols - 4, R_WARN,
 		       "estimate    none: this choice selects no test for these configurations");
@@ -1039,8 +1096,9 @@ wizard_draw(struct ui *ui, struct view *v)
 		{ "?", "docs", '?' },	    { "q", "quit", 'Q' },
 	};
 	static const struct keybar_item backend_keys[] = {
-		{ "Enter", "next", K_ENTER }, { "c", "CPUs", 'c' }, { "m", "memory", 'm' },
-		{ "Esc", "back", K_ESC },     { "?", "docs", '?' }, { "q", "quit", 'Q' },
+		{ "Enter", "next", K_ENTER }, { "c", "CPUs", 'c' },	{ "m", "memory", 'm' },
+		{ "s", "guests", 's' },	      { "Esc", "back", K_ESC }, { "?", "docs", '?' },
+		{ "q", "quit", 'Q' },
 	};
 	static const struct keybar_item tests_keys[] = {
 		{ "Enter", "pick", K_ENTER }, { "x", "exclude group", 'x' },
@@ -1131,6 +1189,16 @@ apply_prompt(struct ui *ui, struct wizard *w)
 		else
 			w->plan.mem = size;
 		error_clear();
+		break;
+	case P_SHARDS:
+		n = strtoul(t, &end, 10);
+		if (!*t || !strcmp(t, "auto"))
+			w->plan.shards = 0;
+		else if (*end || n < 1 || n > PLAN_SHARDS_MAX)
+			ui_msg(ui, true, "'%s' is not auto or a number of guests from 1 to %d", t,
+			       PLAN_SHARDS_MAX);
+		else
+			w->plan.shards = (unsigned)n;
 		break;
 	case P_FSTESTS:
 		free(w->plan.fstests_src);
@@ -1327,6 +1395,12 @@ wizard_key(struct ui *ui, struct view *v, int key)
 
 			w->prompt = P_MEM;
 			lineedit_set(&w->le, format_size(w->plan.mem, buf, sizeof(buf)));
+		} else if (key == 's') {
+			char buf[16];
+
+			snprintf(buf, sizeof(buf), "%u", w->plan.shards);
+			w->prompt = P_SHARDS;
+			lineedit_set(&w->le, w->plan.shards ? buf : "auto");
 		} else if (key == K_ENTER && w->lp_backend.sel < w->nbackends) {
 			if (!w->probes[w->lp_backend.sel].usable) {
 				ui_msg(ui, true, "'%s' cannot run here: %s",

@@ -80,6 +80,10 @@ plan_cmdline(const struct plan *plan, struct strbuf *out)
 			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)plan->mem);
 		add_opt(out, "--mem", buf);
 	}
+	if (plan->shards) {
+		snprintf(buf, sizeof(buf), "%u", plan->shards);
+		add_opt(out, "--shards", buf);
+	}
 	if (plan->test_timeout) {
 		snprintf(buf, sizeof(buf), "%u", plan->test_timeout);
 		add_opt(out, "--test-timeout", buf);

@@ -36,13 +36,18 @@ check "a test of another filesystem is refused (exit 2)" test "$rc" -eq 2
 check "it names the test and a configuration for it" \
 	grep -q "'xfs/001' is a test for xfs, and no chosen configuration is xfs.*-c xfs/4k" <<<"$err"
 
-err=$("$FSWB" run --shards 2 2>&1)
+json=$("$FSWB" plan --shards 2 --dump)
+check "--shards 2 is kept in the plan" grep -q '"shards": 2,' <<<"$json"
+json=$("$FSWB" plan --dump)
+check "without --shards the host decides" grep -q '"shards": "auto",' <<<"$json"
+err=$("$FSWB" plan --shards 0 --dump 2>&1)
 rc=$?
-check "--shards 2 is refused (exit 2)" test "$rc" -eq 2
-check "it says sharding is not available yet" grep -q "shards: running on 2 guests at once is not available yet" <<<"$err"
-printf '{"version": 1, "shards": 3}\n' >"$T/shards.json"
+check "--shards 0 is refused (exit 2)" test "$rc" -eq 2
+check "it says what --shards takes" grep -q -- "--shards: '0' is not a whole number from 1 to 64" <<<"$err"
+printf '{"version": 1, "shards": "many"}\n' >"$T/shards.json"
 err=$("$FSWB" plan --plan "$T/shards.json" --dump 2>&1)
-check "a plan file with shards 3 is refused" grep -q "shards: running on 3 guests at once is not available yet" <<<"$err"
+check "a plan file with shards \"many\" is refused, naming the field" \
+	grep -q "field 'shards': expected \"auto\" or a whole number from 1 to 64" <<<"$err"
 
 err=$("$FSWB" plan --dump --cpus 2 --mem lots 2>&1)
 check "bad size names the option" grep -q -- "--mem: 'lots' is not a size" <<<"$err"

@@ -18,6 +18,14 @@ check "the filesystem's own directory is searched" grep -qE '^  ext4/001 ' <<<"$
 check "the count is check's" grep -q '^ext4/4k: 4 tests to run, 0 left out$' <<<"$out"
 check "the total says nothing ran" grep -q "^4 tests to run in 1 configuration, from $mini; nothing was run (-n)$" <<<"$out"
 check "no run directory is made" test ! -e "$FSWB_HOME/data/runs"
+check "the shard count and why" grep -q '^shards: 1 guest' <<<"$(
+	"$FSWB" run -n -c ext4/4k -g smoketest --fstests-src "$mini" --shards 1)"
+
+# two configurations on two guests at once: one pool, shorter than one after another
+out=$("$FSWB" run -n -c ext4/4k,xfs/4k -g quick --fstests-src "$mini" --shards 2)
+check "--shards 2 is said" grep -q '^shards: 2 guests at once (--shards 2)$' <<<"$out"
+check "the estimate is on 2 guests, and one after another" \
+	grep -qE '^estimate: (~[0-9]+ min|<1 min) on 2 guests at once \(from test groups; no runs yet(; TCG)?; one guest after another: ~[0-9]+ min\)$' <<<"$out"
 
 printf 'generic/005 # flaky here\n' >"$T/excl"
 out=$("$FSWB" run -n -c ext4/4k,xfs/4k -g auto,dangerous -x dangerous -e generic/002 -E "$T/excl" \

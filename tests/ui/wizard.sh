@@ -40,11 +40,18 @@ check_screen "backend: qemu with its probe" "qemu "
 check_screen "backend: CPUs" "2 CPUs"
 ui_keys c C-u 3 Enter
 check_screen "backend: CPUs changed" "3 CPUs"
+check_screen "backend: guests at once, auto by default" "auto      (s changes it"
+# the auto count is this host's: the words say how it came about, whatever the count
+check "backend: why that many guests" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE '^    (1 guest: this host has [0-9]+ cores? and each guest takes 3|[0-9]+ guests at once: [0-9]+ cores / 3 CPUs per guest = [0-9]+, )'"
+ui_keys s C-u 0 Enter
+check_screen "backend: a bad count is refused" "'0' is not auto or a number of guests from 1 to 64"
+ui_keys s C-u 2 Enter
+check_screen "backend: two guests" "2 guests at once (--shards 2)"
 ui_keys Enter
 check_screen "tests step" "step 5 of 6"
 ui_keys f C-u "$MINI" Enter
 check_screen "tests: preset counted from the catalogue" "10 tests, "
-check "tests: the preset's estimate" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE 'quick +10 tests, (~[0-9]+ min|<1 min): The quick group'"
+check "tests: the preset's estimate" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE 'quick +10 tests, (~[0-9]+ min|<1 min) on 2 guests: The quick group'"
 ui_settle; ui_screen >"$T/tests.txt"
 check "tests: the three presets" grep -qE "auto .*quick .*" <(tr '\n' ' ' <"$T/tests.txt")
 ui_keys x C-u dangerous Enter
@@ -60,6 +67,7 @@ check_screen "review after a group" "step 6 of 6"
 ui_settle; ui_screen >"$T/review.txt"
 check "review: filesystems" grep -qF "filesystem  ext4/4k, xfs/4k" "$T/review.txt"
 check "review: backend and CPUs" grep -qE "backend +qemu · 3 CPUs · 2 GiB" "$T/review.txt"
+check "review: the guests" grep -qE "guests +2 guests at once \(--shards 2\)" "$T/review.txt"
 check "review: the group" grep -qE "tests +group selftest" "$T/review.txt"
 # selftest has no test in generic/ or ext4/, where check looks for ext4's groups
 check "review: estimate" grep -qE "estimate +none: this choice selects no test" "$T/review.txt"
@@ -74,7 +82,7 @@ check_screen "search: the test" "generic/004      Needs a dm-log-writes device"
 ui_keys Enter
 check_screen "review after one test" "generic/004   (1 test)"
 ui_settle; ui_screen >"$T/review2.txt"
-check "review: the test in the command" grep -qF -- "-x dangerous --fstests-src $MINI --cpus 3 generic/004" <(sed -n '/The same run/,/^$/p' "$T/review2.txt" | tail -n +2 | sed 's/^ *//' | tr '\n' ' ')
+check "review: the test in the command" grep -qF -- "-x dangerous --fstests-src $MINI --cpus 3 --shards 2 generic/004" <(sed -n '/The same run/,/^$/p' "$T/review2.txt" | tail -n +2 | sed 's/^ *//' | tr '\n' ' ')
 
 # back with Esc, quit from the welcome
 ui_keys Escape Escape Escape Escape Escape

@@ -185,6 +185,7 @@ test_a_run_and_its_basis(void **state)
 	struct strvec env = STRVEC_INIT, soak = STRVEC_INIT;
 	char *mini = test_path("tests/fixtures/mini-fstests");
 	const char *tests[] = { "generic/001", "generic/002", "generic/900" };
+	double each[3];
 
 	assert_int_equal(catalogue_load(mini, &cat), OK);
 	estimator_init(&est, true);
@@ -193,8 +194,11 @@ test_a_run_and_its_basis(void **state)
 	strvec_push(&env, "SOAK_DURATION=60");
 	assert_int_equal(estimator_set_env(&est, &env), OK);
 	strvec_push(&soak, "soak");
-	estimate_config(&est, "ext4/4k", "6.1", &cat, tests, 3, &soak, &t);
+	estimate_config(&est, "ext4/4k", "6.1", &cat, tests, 3, &soak, &t, each);
 	assert_int_equal(t.ntests, 3);
+	assert_true(each[0] == EST_QUICK * EST_SLOW);
+	assert_true(each[1] == 7);
+	assert_true(each[2] == 60 + EST_QUICK * EST_SLOW);
 	assert_int_equal(t.by[EST_BASIS_HISTORY_KERNEL], 1);
 	assert_int_equal(t.by[EST_BASIS_SOAK], 1);
 	assert_int_equal(t.by[EST_BASIS_GROUPS], 1);
@@ -207,7 +211,7 @@ test_a_run_and_its_basis(void **state)
 	memset(&t, 0, sizeof(t));
 	strbuf_reset(&sb);
 	est.slow = false;
-	estimate_config(&est, "xfs/4k", NULL, NULL, tests, 1, NULL, &t);
+	estimate_config(&est, "xfs/4k", NULL, NULL, tests, 1, NULL, &t, NULL);
 	est_total_basis(&t, &est, &sb);
 	assert_string_equal(sb.buf, "from test groups; no runs yet");
 	strbuf_release(&sb);
@@ -216,6 +220,40 @@ test_a_run_and_its_basis(void **state)
 	catalogue_release(&cat);
 	estimator_release(&est);
 	free(mini);
+}
+
+/* The engine's way: longest first, each to the guest free first, a start-up per batch. */
+static void
+test_makespan(void **state)
+{
+	const double five[] = { 3, 7, 4, 6, 5 };
+	double copy[5], big[200], sum = 0;
+	struct estimator est;
+
+	(void)state;
+	memcpy(copy, five, sizeof(copy));
+	assert_true(estimate_makespan(NULL, 0, 4, 2) == 0);
+	/* one guest: everything one after another, a start-up each */
+	assert_true(estimate_makespan(five, 5, 1, 2) == 25 + 5 * 2);
+	assert_true(estimate_makespan(five, 5, 0, 0) == 25);
+	/* 7|6 6+5|7+4 11+3: 14, where the best split (7+6, 5+4+3) is 13 */
+	assert_true(estimate_makespan(five, 5, 2, 0) == 14);
+	assert_true(estimate_makespan(five, 5, 2, 1) == 7 + 4 + 2 + 3 + 1);
+	/* more guests than tests: the longest test */
+	assert_true(estimate_makespan(five, 5, 8, 0) == 7);
+	assert_memory_equal(copy, five, sizeof(copy));
+	/* durations that vary 10 times over: close to the sum shared out */
+	for (size_t i = 0; i < ARRAY_SIZE(big); i++) {
+		big[i] = 10 + (double)((i * 37) % 91);
+		sum += big[i];
+	}
+	assert_true(estimate_makespan(big, ARRAY_SIZE(big), 4, 0) <= sum / 4 * 1.02);
+	assert_true(estimate_makespan(big, ARRAY_SIZE(big), 4, 0) >= sum / 4);
+	/* check's start-up, stretched under emulation */
+	estimator_init(&est, false);
+	assert_true(estimate_batch(&est) == EST_BATCH);
+	est.slow = true;
+	assert_true(estimate_batch(&est) == EST_BATCH * EST_SLOW);
 }
 
 int
@@ -227,6 +265,7 @@ main(void)
 		cmocka_unit_test(test_history_same_kernel_first),
 		cmocka_unit_test(test_load_runs_newest_first),
 		cmocka_unit_test(test_a_run_and_its_basis),
+		cmocka_unit_test(test_makespan),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);

@@ -80,7 +80,7 @@ test_defaults(void **state)
 	assert_int_equal(p.configs.n, 1);
 	assert_string_equal(p.backend, "qemu");
 	assert_string_equal(p.tests.preset, "smoke");
-	assert_int_equal(p.shards, 1);
+	assert_int_equal(p.shards, 0); /* auto: the host decides (run/shards.h) */
 	assert_true(p.cpus >= 1 && p.cpus <= 2);
 	assert_int_equal(p.mem, 2ull << 30);
 	assert_int_equal(p.test_timeout, 0);
@@ -118,12 +118,36 @@ test_round_trip(void **state)
 	assert_true(b.stop_on_crash);
 	assert_true(b.shell);
 	assert_false(b.dry_run);
-	assert_int_equal(plan_validate(&b, &prof, backends), ERR_INVALID);
-	assert_non_null(strstr(error_msg(), "shards: running on 3 guests at once"));
-	b.shards = 1; /* a plan holds any count; a run takes only 1 for now */
 	assert_int_equal(plan_validate(&b, &prof, backends), OK);
 	free(ja);
 	free(jb);
+	plan_release(&a);
+	plan_release(&b);
+}
+
+/* shards: "auto" (0) is written as a word and read back; a count as a number. */
+static void
+test_shards_json(void **state)
+{
+	struct plan a, b;
+	char *ja;
+
+	(void)state;
+	plan_init(&a);
+	plan_defaults(&a);
+	ja = plan_to_json(&a);
+	assert_non_null(strstr(ja, "\"shards\": \"auto\""));
+	plan_init(&b);
+	b.shards = 5;
+	assert_int_equal(plan_from_json(ja, "a.json", &b), OK);
+	assert_int_equal(b.shards, 0);
+	free(ja);
+	plan_copy(&b, &a);
+	assert_int_equal(b.shards, 0);
+	assert_int_equal(plan_from_json("{\"shards\": 64}", "a.json", &b), OK);
+	assert_int_equal(b.shards, 64);
+	assert_int_equal(plan_from_json("{\"shards\": \"auto\"}", "a.json", &b), OK);
+	assert_int_equal(b.shards, 0);
 	plan_release(&a);
 	plan_release(&b);
 }
@@ -210,6 +234,12 @@ test_bad_json(void **state)
 			"field 'backend.options.a': expected a string");
 	expect_bad_json("{\"mem\": \"lots\"}", "field 'mem': 'lots' is not a size");
 	expect_bad_json("{\"cpus\": 1, \"cpus\": 2}", "duplicate");
+	expect_bad_json(
+		"{\"shards\": 0}",
+		"bad.json: field 'shards': expected \"auto\" or a whole number from 1 to 64");
+	expect_bad_json("{\"shards\": 65}", "field 'shards': expected \"auto\" or a whole number");
+	expect_bad_json("{\"shards\": \"many\"}", "field 'shards': expected \"auto\"");
+	expect_bad_json("{\"shards\": 2.5}", "field 'shards': expected \"auto\"");
 }
 
 static void
@@ -302,8 +332,10 @@ test_validate(void **state)
 	p.shards = 65;
 	expect_invalid(&p, "shards: 65 is out of range");
 	p.shards = 2;
-	expect_invalid(&p, "shards: running on 2 guests at once is not available yet");
-	p.shards = 1;
+	assert_int_equal(plan_validate(&p, &prof, backends), OK);
+	p.shards = 64;
+	assert_int_equal(plan_validate(&p, &prof, backends), OK);
+	p.shards = 0; /* auto */
 	assert_int_equal(plan_validate(&p, &prof, backends), OK);
 	plan_release(&p);
 }
@@ -439,6 +471,7 @@ main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_save_load),
 		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_shards_json),
 		cmocka_unit_test(test_bad_json),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_backend_opts),

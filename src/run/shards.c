@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* How many guests a run has at once, and why (shards.h). */
+#include "run/shards.h"
+
+#include <string.h>
+#include <unistd.h>
+
+void
+host_size_read(struct host_size *out)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	out->cores = cores > 0 ? (unsigned)cores : 1;
+	out->mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+/* Guests on this host: the backends whose sessions run here. */
+static bool
+local_backend(const struct backend_ops *ops)
+{
+	return !strcmp(ops->name, "qemu") || !strcmp(ops->name, "stdio");
+}
+
+/* n capped by units (0: no cap) and PLAN_SHARDS_MAX; what capped it goes to why. */
+static unsigned
+cap(unsigned n, size_t units, struct strbuf *why)
+{
+	if (units && n > units) {
+		n = (unsigned)units;
+		strbuf_addf(why, "; only %zu to run", units);
+	}
+	if (n > PLAN_SHARDS_MAX) {
+		n = PLAN_SHARDS_MAX;
+		strbuf_addf(why, "; fswb runs at most %d", PLAN_SHARDS_MAX);
+	}
+	return n;
+}
+
+static void
+head(struct strbuf *why, unsigned n)
+{
+	if (n == 1)
+		strbuf_adds(why, "1 guest");
+	else
+		strbuf_addf(why, "%u guests at once", n);
+}
+
+/* Auto on this host: as many as its cores and its memory hold. */
+static unsigned
+by_host(const struct plan *plan, const struct host_size *host, size_t units, struct strbuf *why)
+{
+	unsigned cpus = plan->cpus ? plan->cpus : 1, cores = host->cores ? host->cores : 1;
+	uint64_t mem = plan->mem ? plan->mem : 1;
+	uint64_t avail = host->mem > SHARDS_HOST_KEEP ? host->mem - SHARDS_HOST_KEEP : 0;
+	uint64_t by_cpu = cores / cpus, by_mem = avail / mem;
+	uint64_t fit = by_mem < by_cpu ? by_mem : by_cpu;
+	struct strbuf tail = STRBUF_INIT;
+	char has[32], keep[32], each[32];
+	/* fit <= by_cpu <= cores */
+	unsigned n = cap(fit ? (unsigned)fit : 1, units, &tail);
+
+	format_size(host->mem, has, sizeof(has));
+	format_size(SHARDS_HOST_KEEP, keep, sizeof(keep));
+	format_size(mem, each, sizeof(each));
+	head(why, n);
+	if (fit > 1) {
+		strbuf_addf(why,
+			    ": %u cores / %u CPU%s per guest = %llu, (%s - %s for this host) / %s "
+			    "per guest = %llu",
+			    cores, cpus, cpus == 1 ? "" : "s", (unsigned long long)by_cpu, has,
+			    keep, each, (unsigned long long)by_mem);
+	} else if (by_cpu <= by_mem) {
+		strbuf_addf(why, ": this host has %u core%s and each guest takes %u", cores,
+			    cores == 1 ? "" : "s", cpus);
+		/* fewer CPUs each would run more */
+		if (cores > 1 && by_mem > 1)
+			strbuf_addf(why, " (--cpus 1 --shards %llu runs %llu at once)",
+				    (unsigned long long)(by_mem < cores ? by_mem : cores),
+				    (unsigned long long)(by_mem < cores ? by_mem : cores));
+	} else {
+		strbuf_addf(why, ": this host has %s, keeps %s for itself, and each guest takes %s",
+			    has, keep, each);
+	}
+	strbuf_add(why, tail.buf, tail.len);
+	strbuf_release(&tail);
+	return n;
+}
+
+unsigned
+shards_choose(const struct plan *plan, const struct backend_ops *ops, const struct host_size *host,
+	      size_t units, struct strbuf *why)
+{
+	const char *name = ops ? ops->name : plan->backend ? plan->backend : "chosen";
+	struct strbuf sb = STRBUF_INIT, tail = STRBUF_INIT;
+	unsigned n;
+
+	if (!ops || !(ops->caps & BACKEND_PARALLEL)) {
+		n = 1;
+		strbuf_addf(&sb, "1 guest: the %s backend runs one machine at a time", name);
+	} else if (plan->shards) {
+		n = cap(plan->shards, units, &tail);
+		head(&sb, n);
+		strbuf_addf(&sb, " (--shards %u%s)", plan->shards, tail.buf);
+	} else if (!local_backend(ops)) {
+		n = 1;
+		strbuf_addf(&sb,
+			    "1 guest: the %s backend's machines are not on this host and fswb "
+			    "does not know their size; give --shards N to run N at once",
+			    name);
+	} else {
+		n = by_host(plan, host, units, &sb);
+	}
+	if (why)
+		strbuf_add(why, sb.buf, sb.len);
+	strbuf_release(&sb);
+	strbuf_release(&tail);
+	return n;
+}

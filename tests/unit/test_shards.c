@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The shard count: given or from the host's size (passed in), capped, and why in words. */
+#include "testlib.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backend.h"
+#include "core/plan.h"
+#include "core/profile.h"
+#include "core/util.h"
+#include "fstests/catalogue.h"
+#include "fstests/estimate.h"
+#include "run/inventory.h"
+#include "run/shards.h"
+
+#define GIB (UINT64_C(1) << 30)
+
+/* Backends whose machines are elsewhere, as the contract describes them. */
+static const struct backend_ops remote = { .name = "ssh", .caps = BACKEND_PARALLEL };
+static const struct backend_ops single = { .name = "adb", .caps = BACKEND_WIPES };
+
+static struct plan plan;
+
+static int
+setup(void **state)
+{
+	(void)state;
+	plan_init(&plan);
+	plan_defaults(&plan);
+	plan.cpus = 2;
+	plan.mem = 2 * GIB;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	plan_release(&plan);
+	return 0;
+}
+
+/* shards_choose with the qemu backend (or ops), asserting the count and the why. */
+static void
+expect(const struct backend_ops *ops, unsigned cores, uint64_t mem, size_t units, unsigned n,
+       const char *why)
+{
+	struct host_size host = { .cores = cores, .mem = mem };
+	struct strbuf sb = STRBUF_INIT;
+
+	assert_int_equal(shards_choose(&plan, ops ? ops : backend_find("qemu"), &host, units, &sb),
+			 n);
+	assert_string_equal(sb.buf, why);
+	/* the why is optional */
+	assert_int_equal(shards_choose(&plan, ops ? ops : backend_find("qemu"), &host, units, NULL),
+			 n);
+	strbuf_release(&sb);
+}
+
+static void
+test_auto_by_host(void **state)
+{
+	(void)state;
+	expect(NULL, 4, 24 * GIB, 0, 2,
+	       "2 guests at once: 4 cores / 2 CPUs per guest = 2, (24 GiB - 1 GiB for this host) / "
+	       "2 GiB per guest = 11");
+	/* memory is the limit */
+	expect(NULL, 32, 8 * GIB, 0, 3,
+	       "3 guests at once: 32 cores / 2 CPUs per guest = 16, (8 GiB - 1 GiB for this host) "
+	       "/ "
+	       "2 GiB per guest = 3");
+	/* the tests to run cap it */
+	expect(NULL, 32, 64 * GIB, 5, 5,
+	       "5 guests at once: 32 cores / 2 CPUs per guest = 16, (64 GiB - 1 GiB for this host) "
+	       "/ "
+	       "2 GiB per guest = 31; only 5 to run");
+	/* and 64 */
+	plan.cpus = 1;
+	plan.mem = 512ull << 20;
+	expect(NULL, 256, 1024 * GIB, 0, 64,
+	       "64 guests at once: 256 cores / 1 CPU per guest = 256, (1 TiB - 1 GiB for this "
+	       "host) / 512 MiB per guest = 2046; fswb runs at most 64");
+	/* the stdio backend's sessions are on this host too */
+	expect(backend_find("stdio"), 4, 24 * GIB, 0, 4,
+	       "4 guests at once: 4 cores / 1 CPU per guest = 4, (24 GiB - 1 GiB for this host) / "
+	       "512 MiB per guest = 46");
+}
+
+static void
+test_auto_one(void **state)
+{
+	(void)state;
+	/* two cores, two CPUs each: one guest, and how to get two */
+	expect(NULL, 2, 24 * GIB, 0, 1,
+	       "1 guest: this host has 2 cores and each guest takes 2 (--cpus 1 --shards 2 runs 2 "
+	       "at once)");
+	expect(NULL, 1, 24 * GIB, 0, 1, "1 guest: this host has 1 core and each guest takes 2");
+	/* too little memory: still one guest */
+	expect(NULL, 8, 2 * GIB, 0, 1,
+	       "1 guest: this host has 2 GiB, keeps 1 GiB for itself, and each guest takes 2 GiB");
+	expect(NULL, 8, 0, 0, 1,
+	       "1 guest: this host has 0 B, keeps 1 GiB for itself, and each guest takes 2 GiB");
+	/* room for more, one test */
+	expect(NULL, 8, 24 * GIB, 1, 1,
+	       "1 guest: 8 cores / 2 CPUs per guest = 4, (24 GiB - 1 GiB for this host) / 2 GiB "
+	       "per guest = 11; only 1 to run");
+}
+
+static void
+test_auto_elsewhere(void **state)
+{
+	(void)state;
+	expect(&remote, 64, 256 * GIB, 0, 1,
+	       "1 guest: the ssh backend's machines are not on this host and fswb does not know "
+	       "their size; give --shards N to run N at once");
+	expect(&single, 64, 256 * GIB, 0, 1, "1 guest: the adb backend runs one machine at a time");
+}
+
+static void
+test_given(void **state)
+{
+	(void)state;
+	plan.shards = 3;
+	/* the host's size does not matter */
+	expect(NULL, 1, GIB, 0, 3, "3 guests at once (--shards 3)");
+	expect(&remote, 1, GIB, 10, 3, "3 guests at once (--shards 3)");
+	expect(NULL, 64, 256 * GIB, 2, 2, "2 guests at once (--shards 3; only 2 to run)");
+	plan.shards = 1;
+	expect(NULL, 64, 256 * GIB, 0, 1, "1 guest (--shards 1)");
+	/* a backend of one machine at a time */
+	plan.shards = 4;
+	expect(&single, 64, 256 * GIB, 0, 1, "1 guest: the adb backend runs one machine at a time");
+	assert_int_equal(shards_choose(&plan, NULL, &(struct host_size){ 4, GIB }, 0, NULL), 1);
+}
+
+/* The estimate on the plan's shards: every configuration's tests in one pool, a boot per guest. */
+static void
+test_estimate_on_shards(void **state)
+{
+	char *dir = test_path("profiles"), *mini = test_path("tests/fixtures/mini-fstests");
+	struct profiles prof;
+	struct catalogue cat;
+	struct estimator est;
+	struct est_total one, two;
+	double work;
+
+	(void)state;
+	assert_int_equal(profiles_load(dir, &prof), OK);
+	assert_int_equal(catalogue_load(mini, &cat), OK);
+	estimator_init(&est, false);
+	plan.shards = 1;
+	inventory_estimate(&plan, &prof, &cat, &est, "quick", NULL, &one);
+	assert_true(one.ntests > 2);
+	assert_int_equal(one.shards, 1);
+	/* one guest, one configuration: the tests one after another, a start-up each */
+	assert_true(one.wall == one.seconds + one.ntests * EST_BATCH);
+
+	strvec_push(&plan.configs, "xfs/4k");
+	/* one guest, two configurations: a boot for each, as one after another */
+	inventory_estimate(&plan, &prof, &cat, &est, "quick", NULL, &two);
+	assert_true(two.wall == two.seconds + two.ntests * EST_BATCH);
+	plan.shards = 2;
+	inventory_estimate(&plan, &prof, &cat, &est, "quick", NULL, &two);
+	assert_int_equal(two.shards, 2);
+	assert_true(two.ntests > one.ntests);
+	/* two configurations on two guests at once: half the work each, one boot each */
+	work = two.seconds - 2 * EST_BOOT + two.ntests * EST_BATCH;
+	assert_true(two.wall >= EST_BOOT + work / 2);
+	assert_true(two.wall <= EST_BOOT + work / 2 + EST_LONG + EST_BATCH);
+	assert_true(two.wall < two.seconds);
+	/* the tests are not known without a catalogue */
+	inventory_estimate(&plan, &prof, NULL, &est, "quick", NULL, &two);
+	assert_int_equal(two.ntests, 0);
+	assert_int_equal(two.shards, 0);
+	assert_true(two.wall == 0);
+	estimator_release(&est);
+	catalogue_release(&cat);
+	profiles_release(&prof);
+	free(mini);
+	free(dir);
+}
+
+static void
+test_host_size_read(void **state)
+{
+	struct host_size h;
+
+	(void)state;
+	/* whatever this host is: at least a core, and some memory */
+	host_size_read(&h);
+	assert_true(h.cores >= 1);
+	assert_true(h.mem > 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_auto_by_host, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auto_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_auto_elsewhere, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_given, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_estimate_on_shards, setup, teardown),
+		cmocka_unit_test(test_host_size_read),
+	};
+
+	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
+}
