@@ -492,6 +492,32 @@ test_model_replay(void **state)
 	event_bus_release(&bus);
 	run_model_release(&m);
 	free(path);
+
+	/* a run on two guests (the screens' fixture): each test keeps its guest */
+	path = test_path("tests/ui/fixtures/sharded/20261205-101500/events.jsonl");
+	run_model_init(&m);
+	event_bus_add(&bus, run_model_listener(&m));
+	assert_int_equal(event_replay_file(path, &bus, &skipped), OK);
+	assert_int_equal(skipped, 0);
+	assert_int_equal(m.nshards, 2);
+	assert_int_equal(m.ntests, 9);
+	assert_int_equal(m.done, 9);
+	assert_int_equal(m.nstages, 2);
+	assert_int_equal(run_model_find(&m, "xfs/4k", "generic/004")->shard, 2);
+	t = run_model_find(&m, "ext4/4k", "generic/008");
+	assert_int_equal(t->shard, 1);
+	assert_int_equal(t->status, TS_CRASHED);
+	assert_int_equal(t->bad_lines, 2);
+	assert_int_equal(m.shards[0].boots, 2);
+	assert_int_equal(m.shards[0].crashes, 1);
+	assert_int_equal(m.shards[1].done, 5);
+	assert_string_equal(m.shards[1].config, "ext4/4k");
+	for (size_t i = 0; i < m.log.n; i++)
+		assert_true(logring_get(&m.log, i)->shard == 1 ||
+			    logring_get(&m.log, i)->shard == 2);
+	event_bus_release(&bus);
+	run_model_release(&m);
+	free(path);
 }
 
 static void
