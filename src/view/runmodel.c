@@ -42,7 +42,6 @@ run_model_release(struct run_model *m)
 		free(m->shards[i].message);
 	}
 	free(m->shards);
-	free(m->shards_why);
 	logring_release(&m->log);
 	strvec_clear(&m->messages);
 	free(m->id);
@@ -351,7 +350,6 @@ run_model_event(struct run_model *m, const struct event *ev)
 		m->estimate = ev->u.run.expected_seconds;
 		if (ev->u.run.shards > 1)
 			shard_get(m, ev->u.run.shards);
-		set_str(&m->shards_why, ev->u.run.shards_why);
 		m->begun = true;
 		m->start_ms = ev->wall_ms;
 		break;

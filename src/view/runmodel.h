@@ -118,7 +118,6 @@ struct run_model {
 	char *config;		 /* the current section's config */
 	int running;		 /* index of the test running (started last), or -1 */
 	unsigned nshards;	 /* guests at once (RUN_BEGIN); 0 or 1: one at a time */
-	char *shards_why;	 /* how that count was chosen; may be NULL */
 	struct rm_shard *shards; /* nshards of them when nshards > 1: shard k is shards[k - 1] */
 	bool begun, ended, interrupted;
 	int exit_code; /* after RUN_END */

