@@ -78,8 +78,13 @@ print_failures(const struct section_result *s)
 		if (!header)
 			term_fprintf(stdout, "\nFailures on %s:\n", section_label(s));
 		header = true;
-		term_fprintf(stdout, "  %s  %s%s%s\n", t->test, test_status_str(t->status),
-			     t->reason ? ": " : "", t->reason ? t->reason : "");
+		if (t->shard)
+			term_fprintf(stdout, "  %s  %s (shard %u)%s%s\n", t->test,
+				     test_status_str(t->status), t->shard, t->reason ? ": " : "",
+				     t->reason ? t->reason : "");
+		else
+			term_fprintf(stdout, "  %s  %s%s%s\n", t->test, test_status_str(t->status),
+				     t->reason ? ": " : "", t->reason ? t->reason : "");
 		if (t->niterations > 1) {
 			unsigned passed, failed;
 
@@ -168,6 +173,17 @@ print_run_summary(const struct run_record *rec)
 		term_fprintf(stdout, "%s: %u tests, %u failures, %u skipped, %.0f seconds%s\n",
 			     section_label(s), k->passed + failures + k->notrun, failures,
 			     k->notrun, k->seconds, s->interrupted ? " (interrupted)" : "");
+	}
+	if (rec->shards > 1) {
+		char tests[32], wall[32];
+
+		term_fprintf(stdout, "On %u guests at once: %s of tests", rec->shards,
+			     format_duration(rec->counts.seconds, tests, sizeof(tests)));
+		if (rec->start_ms && rec->end_ms > rec->start_ms)
+			term_fprintf(stdout, " in %s",
+				     format_duration((double)(rec->end_ms - rec->start_ms) / 1000.0,
+						     wall, sizeof(wall)));
+		term_fprintf(stdout, ".\n");
 	}
 	for (size_t i = 0; i < rec->nsections; i++)
 		print_failures(&rec->sections[i]);

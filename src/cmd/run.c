@@ -3,13 +3,16 @@
  * `fswb run` without a terminal UI: the headless printer. A line per test as
  * it ends, then per configuration the summary xfstests-bld users know, the
  * failures, and the not-run causes grouped with their fixes. --json prints
- * the events as JSON lines instead.
+ * the events as JSON lines instead. In a run on several guests at once each
+ * line of a guest starts with its shard ("[2] generic/013 ..."), and on a
+ * terminal the line of what runs names every guest's test.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -17,6 +20,9 @@
 #include "run/shell.h"
 #include "core/event_json.h"
 #include "core/loop.h"
+
+/* plan.shards' bound */
+#define RUN_SHARDS_MAX 64
 
 struct printer {
 	bool json, tty;
@@ -26,7 +32,41 @@ struct printer {
 	int last_decile;
 	struct strvec errors;
 	const char *run_dir;
+	unsigned shards;		   /* guests at once (RUN_BEGIN); <= 1: one */
+	char *running[RUN_SHARDS_MAX + 1]; /* a sharded run: each shard's test, or NULL */
 };
+
+/* "[2] " before a line of guest 2 in a sharded run; "" otherwise. */
+static const char *
+shard_tag(const struct printer *p, const struct event *ev, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (p->shards > 1 && ev->shard)
+		snprintf(buf, len, "[%u] ", ev->shard);
+	return buf;
+}
+
+/* The \r line of a sharded run: every guest's test, as much as the terminal shows. */
+static void
+print_running(struct printer *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct winsize ws;
+	size_t cols = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col : 80;
+
+	for (unsigned k = 1; k <= p->shards && k <= RUN_SHARDS_MAX; k++)
+		if (p->running[k])
+			strbuf_addf(&sb, "%s[%u] %s", sb.len ? "  " : "running: ", k,
+				    p->running[k]);
+	if (sb.len) {
+		if (sb.len > cols - 1)
+			strbuf_setlen(&sb, cols - 1);
+		term_fprintf(stdout, "%s", sb.buf);
+		p->progress_line = true;
+		fflush(stdout);
+	}
+	strbuf_release(&sb);
+}
 
 static void
 clear_progress(struct printer *p)
@@ -42,12 +82,14 @@ print_stage(struct printer *p, const struct event *ev)
 {
 	const char *s = ev->u.stage.stage;
 	const char *d = ev->u.stage.detail;
+	char tag[16];
 
+	shard_tag(p, ev, tag, sizeof(tag));
 	switch (ev->type) {
 	case EV_STAGE_BEGIN:
 		clear_progress(p);
 		p->last_decile = -1;
-		term_fprintf(stdout, "[%s] %s%s\n", s,
+		term_fprintf(stdout, "%s[%s] %s%s\n", tag, s,
 			     ev->config && !strcmp(s, "boot") ? "starting a guest for " : "",
 			     d ? d : (ev->config ? ev->config : "..."));
 		break;
@@ -72,9 +114,10 @@ print_stage(struct printer *p, const struct event *ev)
 		clear_progress(p);
 		if (ev->u.stage.code == OK) {
 			if (ev->u.stage.message)
-				term_fprintf(stdout, "[%s] ready: %s\n", s, ev->u.stage.message);
+				term_fprintf(stdout, "%s[%s] ready: %s\n", tag, s,
+					     ev->u.stage.message);
 		} else {
-			term_fprintf(stdout, "[%s] failed: %s\n", s,
+			term_fprintf(stdout, "%s[%s] failed: %s\n", tag, s,
 				     ev->u.stage.message ? ev->u.stage.message : "unknown error");
 			strvec_pushf(&p->errors, "%s: %s", s,
 				     ev->u.stage.message ? ev->u.stage.message : "failed");
@@ -89,13 +132,13 @@ static void
 print_test_end(struct printer *p, const struct event *ev)
 {
 	const char *reason = ev->u.test_end.reason;
-	char secs[32] = "";
+	char secs[32] = "", tag[16];
 
 	if (ev->u.test_end.seconds >= 0)
 		snprintf(secs, sizeof(secs), "%.0fs", ev->u.test_end.seconds);
 	clear_progress(p);
-	term_fprintf(stdout, "%-14s %-9s %5s%s%s%s\n", ev->u.test_end.test,
-		     test_status_str(ev->u.test_end.status), secs,
+	term_fprintf(stdout, "%s%-14s %-9s %5s%s%s%s\n", shard_tag(p, ev, tag, sizeof(tag)),
+		     ev->u.test_end.test, test_status_str(ev->u.test_end.status), secs,
 		     ev->u.test_end.rerun ? "  (rerun)" : "", reason ? "  " : "",
 		     reason ? reason : "");
 	fflush(stdout);
@@ -117,7 +160,12 @@ on_event(void *data, const struct event *ev)
 	}
 	switch (ev->type) {
 	case EV_RUN_BEGIN:
+		p->shards = ev->u.run.shards;
 		term_fprintf(stdout, "fswb: run %s\n", ev->u.run.id);
+		if (p->shards > 1)
+			term_fprintf(stdout, "fswb: on %u guests at once%s%s\n", p->shards,
+				     ev->u.run.shards_why ? ": " : "",
+				     ev->u.run.shards_why ? ev->u.run.shards_why : "");
 		break;
 	case EV_STAGE_BEGIN:
 	case EV_STAGE_PROGRESS:
@@ -133,7 +181,14 @@ on_event(void *data, const struct event *ev)
 				     ev->u.section.mkfs_options ? ev->u.section.mkfs_options : "");
 		break;
 	case EV_TEST_START:
-		if (p->tty) {
+		if (p->shards > 1 && ev->shard && ev->shard <= RUN_SHARDS_MAX) {
+			free(p->running[ev->shard]);
+			p->running[ev->shard] = xstrdup(ev->u.test_start.test);
+			if (p->tty) {
+				clear_progress(p);
+				print_running(p);
+			}
+		} else if (p->tty) {
 			clear_progress(p);
 			term_fprintf(stdout, "%-14s running...", ev->u.test_start.test);
 			p->progress_line = true;
@@ -143,6 +198,12 @@ on_event(void *data, const struct event *ev)
 	case EV_TEST_END:
 		p->any_test = true;
 		print_test_end(p, ev);
+		if (p->shards > 1 && ev->shard && ev->shard <= RUN_SHARDS_MAX) {
+			free(p->running[ev->shard]);
+			p->running[ev->shard] = NULL;
+			if (p->tty)
+				print_running(p);
+		}
 		break;
 	case EV_CONSOLE:
 		if (p->console && (ev->u.line.flags & CONSOLE_CHECK)) {
@@ -252,5 +313,7 @@ out:
 	loop_free(loop);
 	event_bus_release(&bus);
 	strvec_clear(&p.errors);
+	for (size_t k = 0; k < ARRAY_SIZE(p.running); k++)
+		free(p.running[k]);
 	return code;
 }

@@ -5,6 +5,13 @@
  * scrollback. It draws a run_model, which events fill, live or replayed.
  * Every frame draws only what is on screen, so its cost does not grow with
  * the number of tests or log lines.
+ *
+ * A sharded run (several guests at once) gets a line per guest above the
+ * body (its configuration and what it does: the test with its time and
+ * expected time, a boot, a failure), and the log shows every guest's lines
+ * (each with its guest's number) or one guest's: Tab goes from the tests to
+ * the log of all guests, then of guest 1, 2, ... and back to the tests; the
+ * line above the log says which it is.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +28,16 @@ struct runview {
 	char *title, *run_dir;
 	struct listpos lp;
 	bool focus_log;
-	bool follow;	   /* the log shows its newest lines */
-	uint64_t log_top;  /* when not following: the seq of the top line */
-	bool track;	   /* the selection follows the running test */
-	bool hide_console; /* only the kernel's lines */
-	bool log_only;	   /* the log takes the whole body */
-	int hskip;	   /* columns scrolled right in the log */
+	bool follow;	    /* the log shows its newest lines */
+	uint64_t log_top;   /* when not following: the seq of the top line */
+	bool track;	    /* the selection follows the running test */
+	bool hide_console;  /* only the kernel's lines */
+	bool log_only;	    /* the log takes the whole body */
+	int hskip;	    /* columns scrolled right in the log */
+	unsigned log_shard; /* a sharded run: the guest whose log is shown, 0 all */
 	struct run_layout lay;
 	int body_y, body_h;
+	int shards_y, shards_h; /* the guests' lines (a sharded run) */
 };
 
 /*
@@ -90,7 +99,10 @@ test_words(const struct rm_test *t, uint64_t now, char *buf, size_t len)
 
 	buf[0] = 0;
 	if (t->state == RM_RUNNING) {
-		snprintf(buf, len, "running");
+		if (t->shard)
+			snprintf(buf, len, "on shard %u", t->shard);
+		else
+			snprintf(buf, len, "running");
 		return;
 	}
 	if (t->state == RM_PENDING) {
@@ -218,6 +230,8 @@ draw_tests(struct ui *ui, struct runview *rv, const struct pane *p)
 static bool
 line_shown(const struct runview *rv, const struct log_line *l)
 {
+	if (rv->log_shard && l->shard != rv->log_shard)
+		return false;
 	return !(rv->hide_console && (l->flags & LOGF_CONSOLE));
 }
 
@@ -292,6 +306,13 @@ draw_log(struct ui *ui, struct runview *rv, const struct pane *p)
 		if (!line_shown(rv, l))
 			continue;
 		role = line_role(l->flags);
+		if (run_model_sharded(rv->m) && !rv->log_shard) {
+			/* every guest's lines: each says whose it is */
+			if (l->shard)
+				ui_putf(ui, p->y + row, x, 3, R_DIM, "%u", l->shard);
+			x += 3;
+			w -= 3;
+		}
 		if (l->flags & KMSG_MARKER) {
 			x += ui_put(ui, p->y + row, x, w, R_MARK, ui->g.mark) + 1;
 			w = p->x + p->w - x;
@@ -339,6 +360,116 @@ log_scroll(struct runview *rv, int delta, int h)
 	}
 	rv->follow = false;
 	rv->log_top = logring_get(r, i)->seq;
+}
+
+/* ---- the guests of a sharded run ---- */
+
+/* What a guest does, in words after its configuration. */
+static void
+shard_words(const struct run_model *m, const struct rm_shard *sh, uint64_t now, struct strbuf *out)
+{
+	char a[32], b[32];
+
+	if (sh->test >= 0) {
+		const struct rm_test *t = &m->tests[sh->test];
+
+		strbuf_addf(out, "%-14s %s", t->name,
+			    format_duration(now > t->start_ms ? (double)(now - t->start_ms) / 1000.0
+							      : 0,
+					    a, sizeof(a)));
+		if (t->prev >= 0)
+			strbuf_addf(out, " / ~%s", format_duration(t->prev, b, sizeof(b)));
+		return;
+	}
+	switch (sh->state) {
+	case RMS_WAITING:
+		strbuf_adds(out, "waiting to start");
+		break;
+	case RMS_BOOTING:
+		strbuf_addf(out, "booting %s",
+			    format_duration(
+				    now > sh->since_ms ? (double)(now - sh->since_ms) / 1000.0 : 0,
+				    a, sizeof(a)));
+		break;
+	case RMS_TESTING:
+		strbuf_adds(out, "between tests");
+		break;
+	case RMS_RESULTS:
+		strbuf_adds(out, "collecting the results");
+		break;
+	case RMS_IDLE:
+		strbuf_adds(out, "waiting for tests");
+		break;
+	case RMS_FAILED:
+		strbuf_adds(out, sh->message ? sh->message : "failed");
+		break;
+	case RMS_DONE:
+		strbuf_addf(out, "finished: %zu test%s", sh->done, sh->done == 1 ? "" : "s");
+		break;
+	}
+	if (sh->state != RMS_WAITING && sh->boots > 1)
+		strbuf_addf(out, " \xc2\xb7 %u guests booted", sh->boots);
+	if (sh->crashes)
+		strbuf_addf(out, " \xc2\xb7 %u crashed", sh->crashes);
+}
+
+static void
+draw_shards(struct ui *ui, struct runview *rv)
+{
+	const struct run_model *m = rv->m;
+	uint64_t now = view_now_ms(rv);
+	int cfgw = 7, shown = rv->shards_h;
+	struct strbuf sb = STRBUF_INIT;
+
+	for (unsigned k = 0; k < m->nshards; k++)
+		if (m->shards[k].config && (int)strlen(m->shards[k].config) > cfgw)
+			cfgw = (int)strlen(m->shards[k].config);
+	if ((unsigned)shown < m->nshards)
+		shown--; /* the last line says how many more */
+	for (int k = 0; k < shown; k++) {
+		const struct rm_shard *sh = &m->shards[k];
+		int y = rv->shards_y + k, x;
+		bool sel = rv->log_shard == (unsigned)k + 1;
+		const char *mark = sh->test >= 0	     ? ui->g.running
+				   : sh->state == RMS_FAILED ? ui->g.no
+				   : sh->state == RMS_DONE   ? ui->g.ok
+							     : ui->g.pending;
+		enum role role = sh->test >= 0		   ? R_RUN
+				 : sh->state == RMS_FAILED ? R_FAIL
+				 : sh->state == RMS_DONE   ? R_PASS
+							   : R_DIM;
+
+		ui_put(ui, y, 1, 1, role, mark);
+		x = 3 +
+		    ui_putf(ui, y, 3, ui->cols - 4, sel ? R_BOLD : R_NORMAL, "shard %-2u", k + 1);
+		ui_put(ui, y, x + 1, cfgw, R_NORMAL, sh->config ? sh->config : "");
+		x += 3 + cfgw;
+		strbuf_reset(&sb);
+		shard_words(m, sh, now, &sb);
+		ui_put(ui, y, x, ui->cols - x - 1, sh->state == RMS_FAILED ? R_FAIL : R_NORMAL,
+		       sb.buf);
+	}
+	if ((unsigned)shown < m->nshards)
+		ui_putf(ui, rv->shards_y + shown, 3, ui->cols - 4, R_DIM,
+			"and %u more guests (Tab shows each one's log)",
+			m->nshards - (unsigned)shown);
+	strbuf_release(&sb);
+}
+
+/* The line above the log says whose log it is. */
+static void
+draw_log_title(struct ui *ui, struct runview *rv, int y, int x)
+{
+	const struct run_model *m = rv->m;
+	const struct rm_shard *sh = rv->log_shard ? &m->shards[rv->log_shard - 1] : NULL;
+
+	if (sh)
+		ui_putf(ui, y, x, ui->cols - x - 1, rv->focus_log ? R_BOLD : R_NORMAL,
+			" kernel log of shard %u%s%s ", rv->log_shard,
+			sh->config ? " \xc2\xb7 " : "", sh->config ? sh->config : "");
+	else
+		ui_put(ui, y, x, ui->cols - x - 1, rv->focus_log ? R_BOLD : R_NORMAL,
+		       " kernel log of every guest ");
 }
 
 /* ---- the top: title, progress, stages ---- */
@@ -455,6 +586,17 @@ runview_draw(struct ui *ui, struct view *v)
 		ui_put(ui, 3, 1, 1, R_NORMAL, " ");
 		ui_put(ui, 3, 2 + w, 1, R_NORMAL, " ");
 	}
+	if (run_model_sharded(m)) {
+		/* a line per guest (a third of the body at most), a line under them */
+		int most = body_h / 3 > 1 ? body_h / 3 : 1;
+
+		rv->shards_y = body_y;
+		rv->shards_h = (int)m->nshards < most ? (int)m->nshards : most;
+		draw_shards(ui, rv);
+		body_y += rv->shards_h + 1;
+		body_h -= rv->shards_h + 1;
+		ui_hline(ui, body_y - 1, 0, ui->cols);
+	}
 	if (body_h < 2)
 		body_h = 2;
 	rv->body_y = body_y;
@@ -465,9 +607,13 @@ runview_draw(struct ui *ui, struct view *v)
 		rv->lay.log = (struct pane){ body_y, 0, body_h, ui->cols };
 		draw_log(ui, rv, &rv->lay.log);
 	} else {
+		int track = m->running;
+
+		if (run_model_sharded(m) && rv->log_shard)
+			track = m->shards[rv->log_shard - 1].test;
 		run_layout(body_y, body_h, ui->cols, &rv->lay);
-		if (rv->track && m->running >= 0)
-			rv->lp.sel = (size_t)m->running;
+		if (rv->track && track >= 0)
+			rv->lp.sel = (size_t)track;
 		draw_tests(ui, rv, &rv->lay.tests);
 		if (rv->lay.side_by_side)
 			ui_vline(ui, body_y, rv->lay.sep, body_h);
@@ -475,6 +621,8 @@ runview_draw(struct ui *ui, struct view *v)
 			ui_hline(ui, rv->lay.sep, 0, ui->cols);
 		draw_log(ui, rv, &rv->lay.log);
 	}
+	if (run_model_sharded(m))
+		draw_log_title(ui, rv, rv->lay.log.y - 1, rv->lay.log.x + 1);
 	ui_hline(ui, ui->rows - 2, 0, ui->cols);
 	if (ui->message) {
 		int w = ui_put(ui, ui->rows - 2, 1, ui->cols - 3,
@@ -482,10 +630,50 @@ runview_draw(struct ui *ui, struct view *v)
 
 		ui_put(ui, ui->rows - 2, 1 + w, 1, R_NORMAL, " ");
 	}
-	if (rv->live && !m->ended)
-		ui_keybar(ui, live_keys, ARRAY_SIZE(live_keys));
+	{
+		/* a sharded run's Tab goes through each guest's log too */
+		bool going = rv->live && !m->ended;
+		struct keybar_item k[ARRAY_SIZE(keys)];
+		size_t n = going ? ARRAY_SIZE(live_keys) : ARRAY_SIZE(keys);
+
+		memcpy(k, going ? live_keys : keys, n * sizeof(*k));
+		if (run_model_sharded(m))
+			k[1].what = "pane/guest";
+		ui_keybar(ui, k, n);
+	}
+}
+
+/* Show guest k's log (0: every guest's), from its newest lines. */
+static void
+show_shard_log(struct runview *rv, unsigned k)
+{
+	if (k != rv->log_shard) {
+		rv->log_shard = k;
+		rv->follow = true;
+	}
+	rv->focus_log = true;
+}
+
+/*
+ * A sharded run's Tab: the tests, the log of every guest, of guest 1, ...
+ * of guest N, the tests again (the tests are left out while the log takes
+ * the whole body).
+ */
+static void
+tab_cycle(struct runview *rv, int dir)
+{
+	int n = (int)rv->m->nshards, lo = rv->log_only ? 0 : -1;
+	int pos = rv->focus_log || rv->log_only ? (int)rv->log_shard : -1;
+
+	pos += dir;
+	if (pos > n)
+		pos = lo;
+	else if (pos < lo)
+		pos = n;
+	if (pos < 0)
+		rv->focus_log = false;
 	else
-		ui_keybar(ui, keys, ARRAY_SIZE(keys));
+		show_shard_log(rv, (unsigned)pos);
 }
 
 static void
@@ -522,7 +710,10 @@ runview_key(struct ui *ui, struct view *v, int key)
 	switch (key) {
 	case K_TAB:
 	case K_BTAB:
-		rv->focus_log = !rv->focus_log;
+		if (run_model_sharded(m))
+			tab_cycle(rv, key == K_TAB ? 1 : -1);
+		else
+			rv->focus_log = !rv->focus_log;
 		return REACT_REDRAW;
 	case 'f':
 		rv->follow = !rv->follow;
@@ -610,6 +801,11 @@ runview_click(struct ui *ui, struct view *v, int y, int x, bool dbl)
 	}
 	if (y >= l->y && y < l->y + l->h && x >= l->x) {
 		rv->focus_log = true;
+		return REACT_REDRAW;
+	}
+	if (run_model_sharded(rv->m) && y >= rv->shards_y && y < rv->shards_y + rv->shards_h &&
+	    (unsigned)(y - rv->shards_y) < rv->m->nshards) {
+		show_shard_log(rv, (unsigned)(y - rv->shards_y) + 1);
 		return REACT_REDRAW;
 	}
 	return REACT_NONE;

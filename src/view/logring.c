@@ -38,7 +38,7 @@ drop_oldest(struct logring *r)
 }
 
 void
-logring_push(struct logring *r, const char *text, unsigned flags, int test)
+logring_push(struct logring *r, const char *text, unsigned flags, int test, unsigned shard)
 {
 	size_t len = strlen(text);
 	struct log_line *l;
@@ -62,6 +62,7 @@ logring_push(struct logring *r, const char *text, unsigned flags, int test)
 	l->text = copy;
 	l->flags = flags;
 	l->test = test;
+	l->shard = shard;
 	l->seq = r->next_seq++;
 	r->n++;
 	r->bytes += len + 1;

@@ -8,7 +8,7 @@
  *
  *	struct logring r;
  *	logring_init(&r, 20000, 8 << 20);
- *	logring_push(&r, "[  1.0] EXT4-fs ...", KMSG_WARNING, 3);
+ *	logring_push(&r, "[  1.0] EXT4-fs ...", KMSG_WARNING, 3, 0);
  *	for (size_t i = 0; i < r.n; i++) logring_get(&r, i)->text ...
  *	logring_release(&r);
  */
@@ -28,6 +28,7 @@ struct log_line {
 	char *text;
 	unsigned flags; /* enum kmsg_flag, LOGF_* */
 	int test;	/* the owner's test index, or -1 */
+	unsigned shard; /* the guest it came from (1..N) in a sharded run, else 0 */
 	uint64_t seq;	/* 0 for the first line ever pushed */
 };
 
@@ -46,7 +47,7 @@ void logring_init(struct logring *r, size_t max_lines, size_t max_bytes);
 void logring_release(struct logring *r);
 /* Copy a line in (cut at LOGRING_LINE_MAX bytes); drops the oldest when full.
  */
-void logring_push(struct logring *r, const char *text, unsigned flags, int test);
+void logring_push(struct logring *r, const char *text, unsigned flags, int test, unsigned shard);
 /* Line i, 0 the oldest held, n-1 the newest. */
 const struct log_line *logring_get(const struct logring *r, size_t i);
 /* The index of the line with sequence seq, or (size_t)-1 when dropped or not

@@ -37,6 +37,11 @@ run_model_release(struct run_model *m)
 		free(m->stages[i].detail);
 		free(m->stages[i].message);
 	}
+	for (size_t i = 0; i < m->nshards; i++) {
+		free(m->shards[i].config);
+		free(m->shards[i].message);
+	}
+	free(m->shards);
 	logring_release(&m->log);
 	strvec_clear(&m->messages);
 	free(m->id);
@@ -187,13 +192,79 @@ add_message(struct run_model *m, const char *kind, const char *text)
 	strvec_pushf(&m->messages, "%s: %s", kind, text ? text : "(no message)");
 }
 
+/* Shard k of the event, made when first seen; NULL in a run of one guest. */
+static struct rm_shard *
+shard_get(struct run_model *m, unsigned k)
+{
+	if (!k || k > RUN_MODEL_SHARDS)
+		return NULL;
+	if (k > m->nshards) {
+		m->shards = xrealloc(m->shards, k * sizeof(*m->shards));
+		memset(m->shards + m->nshards, 0, (k - m->nshards) * sizeof(*m->shards));
+		for (unsigned i = m->nshards; i < k; i++)
+			m->shards[i].test = -1;
+		m->nshards = k;
+	}
+	return &m->shards[k - 1];
+}
+
+/* The test that started last of those running in some shard, or -1. */
+static int
+latest_running(const struct run_model *m)
+{
+	int best = -1;
+
+	for (size_t k = 0; k < m->nshards; k++) {
+		int i = m->shards[k].test;
+
+		if (i >= 0 && (best < 0 || m->tests[i].start_ms >= m->tests[best].start_ms))
+			best = i;
+	}
+	return best;
+}
+
+/* A guest's boot, tests or results stage: its shard's state, not the run's stages. */
+static void
+shard_stage(struct run_model *m, struct rm_shard *sh, const struct event *ev)
+{
+	const char *name = ev->u.stage.stage;
+
+	if (ev->type == EV_STAGE_BEGIN) {
+		sh->since_ms = ev->wall_ms;
+		if (!strcmp(name, "boot")) {
+			sh->state = RMS_BOOTING;
+			sh->boots++;
+		} else if (!strcmp(name, "tests")) {
+			sh->state = RMS_TESTING;
+		} else if (!strcmp(name, "results")) {
+			sh->state = RMS_RESULTS;
+		}
+		if (ev->config)
+			set_str(&sh->config, ev->config);
+	} else if (ev->type == EV_STAGE_END) {
+		if (ev->u.stage.code == OK) {
+			sh->state = RMS_IDLE;
+		} else {
+			char *msg;
+
+			sh->state = RMS_FAILED;
+			set_str(&sh->message, ev->u.stage.message ? ev->u.stage.message : "failed");
+			msg = xasprintf("shard %u: %s", ev->shard, sh->message);
+			add_message(m, "error", msg);
+			free(msg);
+		}
+	}
+}
+
 static void
 test_end(struct run_model *m, const struct event *ev)
 {
 	size_t i = add_test(m, ev->config, ev->u.test_end.test);
 	struct rm_test *t = &m->tests[i];
+	struct rm_shard *sh;
+	bool first = t->state != RM_DONE;
 
-	if (t->state == RM_DONE) {
+	if (!first) {
 		/* a rerun (check -L, -i): count it, keep a failure */
 		t->reruns++;
 		if (ev->u.test_end.status == TS_FAIL && t->status != TS_FAIL) {
@@ -214,8 +285,18 @@ test_end(struct run_model *m, const struct event *ev)
 		test_counts_add(&m->counts, t->status, t->seconds > 0 ? t->seconds : 0);
 		m->done++;
 	}
+	sh = shard_get(m, ev->shard);
+	if (sh) {
+		if (sh->test == (int)i)
+			sh->test = -1;
+		t->shard = ev->shard;
+		if (first)
+			sh->done++;
+		if (ev->u.test_end.status == TS_CRASHED || ev->u.test_end.status == TS_HUNG)
+			sh->crashes++;
+	}
 	if (m->running == (int)i)
-		m->running = -1;
+		m->running = sh ? latest_running(m) : -1;
 	if (m->ntests > m->total)
 		m->total = (unsigned)m->ntests;
 }
@@ -225,13 +306,13 @@ test_end(struct run_model *m, const struct event *ev)
  * and backspaces of progress meters (mke2fs prints those).
  */
 static void
-push_lines(struct run_model *m, const char *text, unsigned flags, int owner)
+push_lines(struct run_model *m, const char *text, unsigned flags, int owner, unsigned shard)
 {
 	struct strbuf line = STRBUF_INIT;
 
 	for (const char *p = text;; p++) {
 		if (*p == '\n' || !*p) {
-			logring_push(&m->log, line.buf, flags, owner);
+			logring_push(&m->log, line.buf, flags, owner, shard);
 			strbuf_reset(&line);
 			if (!*p || !p[1])
 				break;
@@ -252,6 +333,8 @@ push_lines(struct run_model *m, const char *text, unsigned flags, int owner)
 void
 run_model_event(struct run_model *m, const struct event *ev)
 {
+	struct rm_shard *sh =
+		run_model_sharded(m) || ev->shard > 1 ? shard_get(m, ev->shard) : NULL;
 	struct rm_stage *s;
 	struct rm_test *t;
 	size_t i;
@@ -265,6 +348,8 @@ run_model_event(struct run_model *m, const struct event *ev)
 		if (ev->u.run.total_tests > m->total)
 			m->total = ev->u.run.total_tests;
 		m->estimate = ev->u.run.expected_seconds;
+		if (ev->u.run.shards > 1)
+			shard_get(m, ev->u.run.shards);
 		m->begun = true;
 		m->start_ms = ev->wall_ms;
 		break;
@@ -273,6 +358,10 @@ run_model_event(struct run_model *m, const struct event *ev)
 	case EV_STAGE_END:
 		if (!ev->u.stage.stage)
 			break;
+		if (sh) {
+			shard_stage(m, sh, ev);
+			break;
+		}
 		s = stage_get(m, ev->u.stage.stage);
 		if (ev->type == EV_STAGE_BEGIN) {
 			s->begin_ms = ev->wall_ms;
@@ -308,6 +397,17 @@ run_model_event(struct run_model *m, const struct event *ev)
 			t->prev = ev->u.test_start.prev_seconds;
 		else if (ev->u.test_start.expected_seconds > 0)
 			t->prev = ev->u.test_start.expected_seconds;
+		if (sh) {
+			/* a test of its that never ended (its guest went away) is not running */
+			if (sh->test >= 0 && sh->test != (int)i &&
+			    m->tests[sh->test].state == RM_RUNNING)
+				m->tests[sh->test].state = RM_PENDING;
+			sh->test = (int)i;
+			sh->state = RMS_TESTING;
+			t->shard = ev->shard;
+			if (ev->config)
+				set_str(&sh->config, ev->config);
+		}
 		m->running = (int)i;
 		if (m->ntests > m->total)
 			m->total = (unsigned)m->ntests;
@@ -320,11 +420,12 @@ run_model_event(struct run_model *m, const struct event *ev)
 	case EV_CONSOLE:
 		if (!ev->u.line.text)
 			break;
-		owner = m->running;
+		owner = sh ? sh->test : run_model_sharded(m) ? -1 : m->running;
 		if (ev->u.line.test)
 			owner = (int)add_test(m, ev->config, ev->u.line.test);
 		push_lines(m, ev->u.line.text,
-			   ev->type == EV_CONSOLE ? LOGF_CONSOLE : ev->u.line.flags, owner);
+			   ev->type == EV_CONSOLE ? LOGF_CONSOLE : ev->u.line.flags, owner,
+			   sh ? ev->shard : 0);
 		if (ev->type == EV_KMSG && (ev->u.line.flags & KMSG_BAD) && owner >= 0)
 			m->tests[owner].bad_lines++;
 		break;
@@ -354,6 +455,15 @@ run_model_event(struct run_model *m, const struct event *ev)
 		if (m->running >= 0 && m->tests[m->running].state == RM_RUNNING)
 			m->tests[m->running].state = RM_PENDING;
 		m->running = -1;
+		for (size_t k = 0; k < m->nshards; k++) {
+			struct rm_shard *x = &m->shards[k];
+
+			if (x->test >= 0 && m->tests[x->test].state == RM_RUNNING)
+				m->tests[x->test].state = RM_PENDING;
+			x->test = -1;
+			if (x->state != RMS_FAILED)
+				x->state = RMS_DONE;
+		}
 		break;
 	default:
 		break;
@@ -383,10 +493,23 @@ run_model_to_go(const struct run_model *m)
 	return total > m->done ? total - m->done : 0;
 }
 
+/* Guests that will take tests from the queue: not failed, at most one per test left. */
+static double
+shards_working(const struct run_model *m)
+{
+	size_t working = 0, to_go = run_model_to_go(m);
+
+	for (size_t k = 0; k < m->nshards; k++)
+		working += m->shards[k].state != RMS_FAILED && m->shards[k].state != RMS_DONE;
+	if (working > to_go)
+		working = to_go;
+	return working ? (double)working : 1;
+}
+
 double
 run_model_eta(const struct run_model *m, uint64_t now_ms)
 {
-	double sum_done = 0, left = 0;
+	double sum_done = 0, left = 0, longest = 0;
 	size_t ndone = 0, unknown = 0, listed_left = 0;
 	double avg;
 
@@ -418,6 +541,8 @@ run_model_eta(const struct run_model *m, uint64_t now_ms)
 			double ran = (double)(now_ms - t->start_ms) / 1000.0;
 
 			expect = expect > ran ? expect - ran : 0;
+			if (expect > longest)
+				longest = expect;
 		}
 		left += expect;
 	}
@@ -433,6 +558,11 @@ run_model_eta(const struct run_model *m, uint64_t now_ms)
 		if (avg < 0)
 			return listed_left || unknown ? -1 : 0;
 		left += avg * (double)unknown;
+	}
+	if (run_model_sharded(m)) {
+		left /= shards_working(m);
+		if (left < longest)
+			left = longest;
 	}
 	return left;
 }

@@ -16,6 +16,14 @@
  * Memory is bounded: the kernel log is a logring (RUN_MODEL_LOG_LINES lines,
  * RUN_MODEL_LOG_BYTES bytes); warnings and errors keep the last
  * RUN_MODEL_MESSAGES; tests are one entry per (config, test).
+ *
+ * A sharded run (RUN_BEGIN's shards > 1) runs up to that many tests at once,
+ * one per guest: every event of a guest carries its shard (1..N), and the
+ * model keeps per shard its state, configuration and test (shards[k - 1]),
+ * tags each kernel-log line with the shard it came from, and keeps the
+ * guests' boot, tests and results stages out of the run's own stages (they
+ * repeat per shard). `running` is then the test that started last of those
+ * running. A run of one guest at a time has no shards (nshards <= 1).
  */
 #ifndef FSWB_VIEW_RUNMODEL_H
 #define FSWB_VIEW_RUNMODEL_H
@@ -32,6 +40,7 @@
 #define RUN_MODEL_LOG_BYTES (8u << 20)
 #define RUN_MODEL_MESSAGES  64
 #define RUN_MODEL_STAGES    8
+#define RUN_MODEL_SHARDS    64 /* plan.shards' bound: a shard beyond it is not kept */
 
 enum rm_state {
 	RM_PENDING,
@@ -53,6 +62,7 @@ struct rm_test {
 	uint64_t log_seq;	 /* the log's next_seq at TEST_START */
 	unsigned bad_lines;	 /* kernel-log lines with KMSG_BAD flags during it */
 	unsigned reruns;
+	unsigned shard; /* the guest that ran it last in a sharded run (1..N), else 0 */
 };
 
 enum rm_stage_state {
@@ -70,6 +80,27 @@ struct rm_stage {
 	uint64_t begin_ms, end_ms;
 };
 
+enum rm_shard_state {
+	RMS_WAITING, /* nothing from it yet */
+	RMS_BOOTING,
+	RMS_TESTING, /* its tests stage: a test running, or check between two */
+	RMS_RESULTS,
+	RMS_IDLE,   /* its last stage ended well: it may boot again (another configuration) */
+	RMS_FAILED, /* its last stage failed (message); a restart boots it again */
+	RMS_DONE,   /* the run has ended */
+};
+
+struct rm_shard {
+	enum rm_shard_state state;
+	char *config;	   /* its guest's configuration; may be NULL */
+	int test;	   /* the index of the test it runs, or -1 */
+	char *message;	   /* why its last stage failed; may be NULL */
+	unsigned boots;	   /* guests it booted: a crash or another configuration boots again */
+	unsigned crashes;  /* its tests that crashed or hung */
+	size_t done;	   /* tests it finished */
+	uint64_t since_ms; /* when its current stage began */
+};
+
 struct run_model {
 	char *id;
 	unsigned total;	       /* tests expected (RUN_BEGIN, or the pending list) */
@@ -83,9 +114,11 @@ struct run_model {
 	struct test_counts counts; /* of finished tests */
 	size_t done;		   /* tests finished */
 	struct logring log;
-	struct strvec messages; /* "warning: ...", "error: ..." (the last few) */
-	char *config;		/* the current section's config */
-	int running;		/* index of the test running, or -1 */
+	struct strvec messages;	 /* "warning: ...", "error: ..." (the last few) */
+	char *config;		 /* the current section's config */
+	int running;		 /* index of the test running (started last), or -1 */
+	unsigned nshards;	 /* guests at once (RUN_BEGIN); 0 or 1: one at a time */
+	struct rm_shard *shards; /* nshards of them when nshards > 1: shard k is shards[k - 1] */
 	bool begun, ended, interrupted;
 	int exit_code; /* after RUN_END */
 	uint64_t start_ms, last_ms, end_ms;
@@ -102,10 +135,19 @@ void run_model_add_pending(struct run_model *m, const char *config, const char *
 /* Find a test; NULL when it is not in the model. */
 struct rm_test *run_model_find(struct run_model *m, const char *config, const char *name);
 
+/* Several guests at once. */
+static inline bool
+run_model_sharded(const struct run_model *m)
+{
+	return m->nshards > 1;
+}
+
 /* Tests not finished yet: max(total, known) - done. */
 size_t run_model_to_go(const struct run_model *m);
 /* Seconds left, estimated from earlier times and the tests done so far; -1 when
- * unknown. */
+ * unknown. In a sharded run the tests left are divided over the guests still
+ * working (at most one per test left), and it is never less than the rest of
+ * the longest test running. */
 double run_model_eta(const struct run_model *m, uint64_t now_ms);
 /* Seconds since RUN_BEGIN (to RUN_END when ended). */
 double run_model_elapsed(const struct run_model *m, uint64_t now_ms);

@@ -47,7 +47,20 @@ out=$("$FSWB" results)
 check "a run is listed with its counts" grep -qE '^20261203-120000 +finished +[a-z0-9_/]+ +1 passed, 1 failed, 0 not run' <<<"$out"
 out=$("$FSWB" results show last)
 check "show last prints the summary again" grep -qE '^[a-z0-9_/]+: 2 tests, 1 failures' <<<"$out"
+check "a run of one guest says nothing of guests" sh -c '! printf "%s" "$1" | grep -q "guests at once"' _ "$out"
 err=$("$FSWB" results show 20261203-12000 2>&1)
 check "an unknown id suggests the closest" grep -q "did you mean '20261203-120000'" <<<"$err"
+
+# A run on two guests at once: the summary says so, a failure says its guest.
+mkdir -p "$FSWB_HOME/data/runs/20261203-130000"
+jq '.id = "20261203-130000" | .shards = 2 | .start = "2026-12-03T13:00:00.000Z" |
+	.end = "2026-12-03T13:01:05.000Z" |
+	.sections[0].tests |= [.[] | .shard = (if .status == "fail" then 2 else 1 end)]' \
+	"$FSWB_HOME/data/runs/20261203-120000/run.json" >"$FSWB_HOME/data/runs/20261203-130000/run.json"
+out=$("$FSWB" results show 20261203-130000)
+check "a sharded run: the guests in the summary" grep -qE '^On 2 guests at once: [0-9]+s of tests in 1m05s\.$' <<<"$out"
+check "a sharded run: the failure's guest" grep -qE '^  generic/002  fail \(shard 2\)' <<<"$out"
+check "a sharded run: --json keeps the guests" \
+	sh -c "'$FSWB' results show 20261203-130000 --json | jq -e '.shards == 2 and ([.sections[0].tests[].shard] | sort) == [1, 2]'"
 
 done_testing

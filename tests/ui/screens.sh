@@ -33,7 +33,7 @@ fi
 
 for keys in "$DIR"/*.keys; do
 	name=$(basename "$keys" .keys)
-	read -ra args <<<"$(sed -n "s|@CUTOFF@|$CUTOFF|; s/^# args: //p" "$keys")"
+	read -ra args <<<"$(sed -n "s|@CUTOFF@|$CUTOFF|; s|@FIXTURES@|$SRCDIR/tests/ui/fixtures|; s/^# args: //p" "$keys")"
 	read -ra envs <<<"$(sed -n 's/^# env: //p' "$keys")"
 	for size in 80x24 200x60; do
 		out=$T/screens/$name.$size

@@ -28,7 +28,7 @@ test_logring_bounds(void **state)
 	logring_init(&r, 100, 1 << 20);
 	for (int i = 0; i < 1000; i++) {
 		snprintf(line, sizeof(line), "line %d", i);
-		logring_push(&r, line, 0, -1);
+		logring_push(&r, line, 0, -1, 0);
 	}
 	assert_int_equal(r.n, 100);
 	assert_int_equal(r.dropped, 900);
@@ -49,7 +49,7 @@ test_logring_bounds(void **state)
 		memset(big, 'x', 4999);
 		big[4999] = 0;
 		for (int i = 0; i < 10; i++)
-			logring_push(&r, big, KMSG_WARNING, 3);
+			logring_push(&r, big, KMSG_WARNING, 3, 2);
 		free(big);
 	}
 	assert_true(r.bytes <= 10000);
@@ -267,6 +267,190 @@ test_model_many(void **state)
 	run_model_release(&m);
 }
 
+static void
+shard_event(struct run_model *m, enum event_type type, unsigned shard, const char *config,
+	    uint64_t ms, const char *what)
+{
+	struct event ev = { .type = type, .shard = shard, .config = config, .wall_ms = ms };
+
+	switch (type) {
+	case EV_STAGE_BEGIN:
+	case EV_STAGE_END:
+		ev.u.stage.stage = what;
+		ev.u.stage.detail = config;
+		break;
+	case EV_TEST_START:
+		ev.u.test_start.test = what;
+		ev.u.test_start.prev_seconds = -1;
+		break;
+	case EV_TEST_END:
+		ev.u.test_end.test = what;
+		ev.u.test_end.status = TS_PASS;
+		break;
+	default:
+		ev.u.line.text = what;
+		break;
+	}
+	run_model_event(m, &ev);
+}
+
+static void
+shard_test_end(struct run_model *m, unsigned shard, const char *config, uint64_t ms,
+	       const char *test, enum test_status st, double seconds)
+{
+	struct event ev = { .type = EV_TEST_END, .shard = shard, .config = config, .wall_ms = ms };
+
+	ev.u.test_end.test = test;
+	ev.u.test_end.status = st;
+	ev.u.test_end.seconds = seconds;
+	run_model_event(m, &ev);
+}
+
+/*
+ * Two guests at once: each shard's stages, test and log; two tests running;
+ * a guest that crashes and boots again; the ETA divided over the guests.
+ */
+static void
+test_model_shards(void **state)
+{
+	struct run_model m;
+	struct event ev = { 0 };
+	struct rm_test *a, *b;
+
+	run_model_init(&m);
+	ev.type = EV_RUN_BEGIN;
+	ev.wall_ms = 1000000;
+	ev.u.run.id = "r2";
+	ev.u.run.total_tests = 4;
+	ev.u.run.expected_seconds = 300;
+	ev.u.run.shards = 2;
+	ev.u.run.shards_why = "2 cores, 1 per guest";
+	emit(&m, &ev);
+	assert_true(run_model_sharded(&m));
+	assert_int_equal(m.nshards, 2);
+	assert_int_equal(m.shards[1].state, RMS_WAITING);
+	assert_int_equal(m.shards[1].test, -1);
+	/* the run's own stage, then the guests' */
+	shard_event(&m, EV_STAGE_BEGIN, 0, NULL, 1000000, "kernel");
+	shard_event(&m, EV_STAGE_BEGIN, 1, "ext4/4k", 1001000, "boot");
+	shard_event(&m, EV_STAGE_BEGIN, 2, "xfs/4k", 1001000, "boot");
+	assert_int_equal(m.nstages, 1);
+	assert_string_equal(m.stages[0].name, "kernel");
+	assert_int_equal(m.shards[0].state, RMS_BOOTING);
+	assert_int_equal(m.shards[0].boots, 1);
+	assert_string_equal(m.shards[0].config, "ext4/4k");
+	assert_string_equal(m.shards[1].config, "xfs/4k");
+	shard_event(&m, EV_STAGE_END, 1, "ext4/4k", 1009000, "boot");
+	assert_int_equal(m.shards[0].state, RMS_IDLE);
+	shard_event(&m, EV_STAGE_BEGIN, 1, "ext4/4k", 1009000, "tests");
+	assert_int_equal(m.shards[0].state, RMS_TESTING);
+
+	/* two tests at once, with the engine's expectations */
+	ev.type = EV_TEST_START;
+	ev.shard = 1;
+	ev.config = "ext4/4k";
+	ev.wall_ms = 1010000;
+	ev.u.test_start.test = "generic/001";
+	ev.u.test_start.prev_seconds = -1;
+	ev.u.test_start.expected_seconds = 100;
+	emit(&m, &ev);
+	ev.type = EV_TEST_START;
+	ev.shard = 2;
+	ev.config = "xfs/4k";
+	ev.wall_ms = 1020000;
+	ev.u.test_start.test = "generic/002";
+	ev.u.test_start.prev_seconds = 40;
+	emit(&m, &ev);
+	a = run_model_find(&m, "ext4/4k", "generic/001");
+	b = run_model_find(&m, "xfs/4k", "generic/002");
+	assert_int_equal(a->state, RM_RUNNING);
+	assert_int_equal(b->state, RM_RUNNING);
+	assert_int_equal(a->shard, 1);
+	assert_int_equal(b->shard, 2);
+	assert_int_equal(m.shards[0].test, a - m.tests);
+	assert_int_equal(m.shards[1].test, b - m.tests);
+	assert_int_equal(m.running, b - m.tests);
+	assert_true(a->prev == 100);
+
+	/* each guest's kernel log goes to its own test, tagged with its shard */
+	shard_event(&m, EV_KMSG, 2, "xfs/4k", 1021000, "[ 3.0] XFS (vdc): Mounting V5");
+	ev.type = EV_KMSG;
+	ev.shard = 1;
+	ev.config = "ext4/4k";
+	ev.u.line.text = "[ 4.0] WARNING: CPU: 0 PID: 7 at fs/ext4/inode.c";
+	ev.u.line.flags = KMSG_WARNING;
+	emit(&m, &ev);
+	shard_event(&m, EV_CONSOLE, 0, NULL, 1022000, "fswb: a line of the run's own");
+	assert_int_equal(m.log.n, 3);
+	assert_int_equal(logring_get(&m.log, 0)->shard, 2);
+	assert_int_equal(logring_get(&m.log, 0)->test, b - m.tests);
+	assert_int_equal(logring_get(&m.log, 1)->shard, 1);
+	assert_int_equal(logring_get(&m.log, 1)->test, a - m.tests);
+	assert_int_equal(logring_get(&m.log, 2)->shard, 0);
+	assert_int_equal(logring_get(&m.log, 2)->test, -1);
+	assert_int_equal(a->bad_lines, 1);
+	assert_int_equal(b->bad_lines, 0);
+
+	/* before a test ended: the run's estimate (wall clock on 2 guests) */
+	assert_true(run_model_eta(&m, 1030000) == 270);
+	shard_test_end(&m, 2, "xfs/4k", 1055000, "generic/002", TS_PASS, 35);
+	assert_int_equal(m.running, a - m.tests);
+	assert_int_equal(m.shards[1].test, -1);
+	assert_int_equal(m.shards[1].done, 1);
+	assert_int_equal(m.done, 1);
+	/* left: generic/001's 50 s and two unknown tests at the mean (35 s), on 2 guests */
+	assert_true(run_model_eta(&m, 1060000) == 60);
+	shard_event(&m, EV_TEST_START, 2, "xfs/4k", 1060000, "generic/003");
+	run_model_find(&m, "xfs/4k", "generic/003")->prev = 10;
+	/* (50 + 10 + 35) / 2 is less than generic/001's 50 s still to go */
+	assert_true(run_model_eta(&m, 1060000) == 50);
+
+	/* shard 1's guest crashes: the test ends so, the stage fails, a new guest boots */
+	shard_test_end(&m, 1, "ext4/4k", 1070000, "generic/001", TS_CRASHED, 60);
+	ev.type = EV_STAGE_END;
+	ev.shard = 1;
+	ev.config = "ext4/4k";
+	ev.u.stage.stage = "tests";
+	ev.u.stage.code = ERR_CHILD;
+	ev.u.stage.message = "the guest crashed";
+	emit(&m, &ev);
+	assert_int_equal(m.shards[0].state, RMS_FAILED);
+	assert_int_equal(m.shards[0].crashes, 1);
+	assert_string_equal(m.messages.v[m.messages.n - 1], "error: shard 1: the guest crashed");
+	assert_int_equal(m.counts.crashed, 1);
+	/* a failed guest takes no more tests: the rest is on one */
+	assert_true(run_model_eta(&m, 1070000) > 34.9 && run_model_eta(&m, 1070000) < 35.1);
+	shard_event(&m, EV_STAGE_BEGIN, 1, "ext4/4k", 1071000, "boot");
+	assert_int_equal(m.shards[0].boots, 2);
+	assert_int_equal(m.shards[0].state, RMS_BOOTING);
+	shard_event(&m, EV_TEST_START, 1, "ext4/4k", 1080000, "generic/004");
+	assert_int_equal(m.running, run_model_find(&m, "ext4/4k", "generic/004") - m.tests);
+
+	/* stopped: nothing is left running */
+	ev.type = EV_RUN_END;
+	ev.wall_ms = 1090000;
+	ev.u.end.interrupted = true;
+	emit(&m, &ev);
+	assert_int_equal(run_model_find(&m, "ext4/4k", "generic/004")->state, RM_PENDING);
+	assert_int_equal(run_model_find(&m, "xfs/4k", "generic/003")->state, RM_PENDING);
+	assert_int_equal(m.shards[0].state, RMS_DONE);
+	assert_int_equal(m.shards[0].test, -1);
+	assert_int_equal(m.shards[1].test, -1);
+	assert_int_equal(m.running, -1);
+	run_model_release(&m);
+
+	/* a run of one guest has no shards */
+	run_model_init(&m);
+	ev.type = EV_RUN_BEGIN;
+	ev.u.run.shards = 1;
+	emit(&m, &ev);
+	shard_event(&m, EV_STAGE_BEGIN, 0, "ext4/4k", 1001000, "boot");
+	assert_false(run_model_sharded(&m));
+	assert_int_equal(m.nshards, 0);
+	assert_int_equal(m.nstages, 1);
+	run_model_release(&m);
+}
+
 /* A recorded run (tests/ui/fixtures) replayed through a bus into the model. */
 static void
 test_model_replay(void **state)
@@ -302,6 +486,32 @@ test_model_replay(void **state)
 		if (logring_get(&m.log, i)->flags & KMSG_MARKER)
 			markers++;
 	assert_int_equal(markers, 5);
+	event_bus_release(&bus);
+	run_model_release(&m);
+	free(path);
+
+	/* a run on two guests (the screens' fixture): each test keeps its guest */
+	path = test_path("tests/ui/fixtures/sharded/20261205-101500/events.jsonl");
+	run_model_init(&m);
+	event_bus_add(&bus, run_model_listener(&m));
+	assert_int_equal(event_replay_file(path, &bus, &skipped), OK);
+	assert_int_equal(skipped, 0);
+	assert_int_equal(m.nshards, 2);
+	assert_int_equal(m.ntests, 9);
+	assert_int_equal(m.done, 9);
+	assert_int_equal(m.nstages, 2);
+	assert_int_equal(run_model_find(&m, "xfs/4k", "generic/004")->shard, 2);
+	t = run_model_find(&m, "ext4/4k", "generic/008");
+	assert_int_equal(t->shard, 1);
+	assert_int_equal(t->status, TS_CRASHED);
+	assert_int_equal(t->bad_lines, 2);
+	assert_int_equal(m.shards[0].boots, 2);
+	assert_int_equal(m.shards[0].crashes, 1);
+	assert_int_equal(m.shards[1].done, 5);
+	assert_string_equal(m.shards[1].config, "ext4/4k");
+	for (size_t i = 0; i < m.log.n; i++)
+		assert_true(logring_get(&m.log, i)->shard == 1 ||
+			    logring_get(&m.log, i)->shard == 2);
 	event_bus_release(&bus);
 	run_model_release(&m);
 	free(path);
@@ -403,8 +613,9 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_logring_bounds), cmocka_unit_test(test_model_events),
 		cmocka_unit_test(test_model_many),     cmocka_unit_test(test_model_estimates),
-		cmocka_unit_test(test_model_replay),   cmocka_unit_test(test_diff),
-		cmocka_unit_test(test_diff_big),       cmocka_unit_test(test_cmdline),
+		cmocka_unit_test(test_model_replay),   cmocka_unit_test(test_model_shards),
+		cmocka_unit_test(test_diff),	       cmocka_unit_test(test_diff_big),
+		cmocka_unit_test(test_cmdline),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
