@@ -31,6 +31,7 @@
 #include "rootfs/initramfs.h"
 #include "run/inventory.h"
 #include "run/plan_check.h"
+#include "run/shards.h"
 
 #define WATCH_MS	 1000
 #define SHELL_OUT_MAX	 (1u << 20)  /* shell output queued for a front end that does not read */
@@ -487,7 +488,7 @@ load_expectations(struct engine *e, struct event *begin)
 			   e->plan.tests.preset, NULL, &total);
 	if (total.ntests) {
 		begin->u.run.total_tests = (unsigned)total.ntests;
-		begin->u.run.expected_seconds = total.seconds;
+		begin->u.run.expected_seconds = total.wall;
 	}
 }
 
@@ -812,13 +813,14 @@ unknown:
 
 /*
  * The run's work, one per configuration with tests, and how many guests run
- * at once. Messages for after RUN_BEGIN go to notes (warnings) and errors.
+ * at once (run/shards.h; *why says how). Messages for after RUN_BEGIN go to
+ * notes (warnings) and errors.
  */
 static void
-plan_work(struct engine *e, struct strvec *notes, struct strvec *errors)
+plan_work(struct engine *e, struct strvec *notes, struct strvec *errors, struct strbuf *why)
 {
 	const struct backend_ops *ops = backend_find(e->plan.backend);
-	unsigned want = e->plan.shards ? e->plan.shards : 1;
+	struct host_size host;
 	size_t units = 0;
 	bool listed = true;
 
@@ -842,25 +844,20 @@ plan_work(struct engine *e, struct strvec *notes, struct strvec *errors)
 			if (*p == '/')
 				*p = '-';
 	}
-	if (want > 1 && ops && !(ops->caps & BACKEND_PARALLEL)) {
-		push_owned(notes, xasprintf("the '%s' backend runs one machine at a time: --shards "
-					    "%u runs as 1",
-					    ops->name, want));
-		want = 1;
-	}
-	/* tests are split over guests only in a sharded run, and not by check -n */
-	for (size_t i = 0; want > 1 && !e->plan.dry_run && i < e->nworks; i++)
+	/* tests are split over guests only when there may be several, and not by check -n */
+	for (size_t i = 0; e->plan.shards != 1 && !e->plan.dry_run && i < e->nworks; i++)
 		listed = work_list(e, &e->works[i]) && listed;
 	for (size_t i = 0; i < e->nworks; i++)
 		units += e->works[i].listed ? e->works[i].ntodo : 1;
-	if (want > 1 && !listed && e->nworks)
+	host_size_read(&host);
+	e->nshards = shards_choose(&e->plan, ops, &host, units, why);
+	if (e->nshards > 1 && !listed)
 		push_owned(notes,
 			   xstrdup("the tests are not known on this host before the appliance has "
 				   "fstests (a URL or the default source): each configuration runs "
 				   "in one guest, configurations side by side"));
-	e->nshards = want;
-	if (e->nshards > units)
-		e->nshards = units ? (unsigned)units : 1;
+	else if (e->plan.shards > 1 && e->nshards == 1)
+		push_owned(notes, xasprintf("--shards %u: %s", e->plan.shards, why->buf));
 	e->sharded = e->nshards > 1;
 	if (!e->sharded) {
 		/* one guest at a time: each configuration is one check, as by hand */
@@ -2372,18 +2369,20 @@ begin(struct loop *loop, void *data)
 	struct engine *e = data;
 	struct event ev = { .type = EV_RUN_BEGIN };
 	struct strvec notes = STRVEC_INIT, errors = STRVEC_INIT;
-	char *why = NULL;
+	struct strbuf why = STRBUF_INIT;
 
 	ev.u.run.id = e->id;
 	load_expectations(e, &ev);
-	plan_work(e, &notes, &errors);
+	plan_work(e, &notes, &errors, &why);
 	if (e->sharded) {
-		why = xasprintf("%u guests at once (--shards %u)", e->nshards, e->plan.shards);
 		ev.u.run.shards = e->nshards;
-		ev.u.run.shards_why = why;
+		ev.u.run.shards_why = why.buf;
+		if (!ev.u.run.total_tests)
+			for (size_t i = 0; i < e->nworks; i++)
+				ev.u.run.total_tests += (unsigned)e->works[i].ntodo;
 	}
 	emit(e, NULL, &ev);
-	free(why);
+	strbuf_release(&why);
 	for (size_t i = 0; i < errors.n; i++)
 		fail_event(e, NULL, ERR_NOTFOUND, errors.v[i]);
 	for (size_t i = 0; i < notes.n; i++)
