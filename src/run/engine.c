@@ -173,6 +173,7 @@ struct engine {
 	struct strbuf shell_out; /* shell output the front end has not read yet */
 
 	bool dry_run_any, dry_run_failed; /* check -n ran, and said which tests would run */
+	struct strvec notices;		  /* the sessions' notices said so far */
 
 	/* how long tests take: earlier runs, SOAK_DURATION, the tests' groups */
 	struct estimator est;
@@ -464,6 +465,7 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	strbuf_init(&e->shell_out);
 	e->exit_code = 2;
 	estimator_init(&e->est, false);
+	strvec_init(&e->notices);
 	*out = e;
 	return OK;
 }
@@ -2252,8 +2254,10 @@ start_guest(struct shard *sh, struct work *w)
 		return;
 	}
 	notice = session_notice(sh->session);
-	if (notice)
+	if (notice && !strvec_contains(&e->notices, notice)) {
+		strvec_push(&e->notices, notice); /* once a run, not once a guest */
 		warn(e, sh, notice);
+	}
 	e->est.slow = session_slow(sh->session);
 	sh->phase = PH_BOOT;
 	sh->phase_ms = sh->last_heard_ms = loop_now_ms();
@@ -2511,6 +2515,7 @@ engine_free(struct engine *e)
 	for (size_t i = 0; i < e->nworks; i++)
 		work_release(&e->works[i]);
 	free(e->works);
+	strvec_clear(&e->notices);
 	if (e->have_kernel)
 		kernel_release(&e->kernel);
 	if (e->have_appliance)
