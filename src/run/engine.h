@@ -12,16 +12,32 @@
  *			kernel log into KMSG events
  *	results		the results directory comes back and is unpacked;
  *			junit.xml and run.json are written
- * Configurations run one after another, each in its own guest (its devices
- * are sized for it). A guest that crashes ends its test as crashed; one
- * that stays silent past the backend's limit is stopped and its test ends
- * as hung; the next configuration still runs.
+ * With one guest at a time (plan.shards 1, or what run/shards.h chooses
+ * on this host), configurations run one after another, each in its own
+ * guest (its devices are sized for it) as one check with the whole
+ * selection. With N guests at once (shards), the run is one queue of
+ * (configuration, test) items: each configuration's tests, when this host
+ * knows them (the catalogue of a local fstests tree, or the tests the plan
+ * names), longest first by earlier runs; a guest takes a batch at a time,
+ * one check naming its tests (with the run's -x, -e and -E), large
+ * batches first and small ones at the end; a guest moves to another
+ * configuration when its own has nothing left. Without the tests known,
+ * each configuration is one item. Every event of a guest carries its
+ * shard; each test's record says which shard ran it.
+ * A guest that crashes ends its test as crashed; one that stays silent
+ * past the backend's limit is stopped and its test ends as hung; a new
+ * guest goes on with what is left (the others never wait for it), unless
+ * that guest ended no test at all.
  *
  * The run directory (DATA/runs/ID/): plan.json, events.jsonl (every event,
  * as `fswb run --json` prints them), run.json (rewritten as each test
- * ends), junit.xml, console.log (the whole serial console), kernel.log (the
- * kernel-log lines), and results/CONFIG/ (check's results directory: per
- * test .out.bad, .full, .dmesg, and the test's kernel-log slice .kmsg).
+ * ends), junit.xml, console.log (the whole serial console; console-N.log
+ * for shard N), kernel.log (the kernel-log lines, "[N] " before shard N's),
+ * and results/CONFIG/ (check's results directory: per test .out.bad,
+ * .full, .dmesg, and the test's kernel-log slice .kmsg; the results of
+ * every check of the configuration merged: check.log appended, check.time
+ * merged, other files that two checks both wrote, such as result.xml, kept
+ * under batches/SHARD.N/).
  *
  * Call sequence, on the loop's thread:
  *	engine_new(plan, profiles, loop, bus, &e);   the plan is copied
@@ -32,9 +48,9 @@
  *	engine_exit_code(e)                          after RUN_END: 0 all passed,
  *	                                             1 a test failed, 2 nothing ran
  *	engine_free(e);                              nothing is left running
- * Every guest is powered off when its configuration is done; running one
- * test again is a new run whose plan names that test. With plan.shell the
- * last guest stays up after its tests with a shell (stage "shell" begins):
+ * Every guest is powered off when its work is done; running one test again
+ * is a new run whose plan names that test. With plan.shell the last guest
+ * stays up after its tests with a shell (stage "shell" begins):
  *	engine_shell_fd(e)                           >= 0 while it waits: the
  *	                                             front end relays the terminal
  *	                                             until AGENT_SHELL_END comes on it,
