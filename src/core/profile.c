@@ -1142,6 +1142,25 @@ list_configs(const struct profiles *p, const char *fs, struct strbuf *sb)
 	}
 }
 
+/* The filesystems of p's configurations, once each, in their order, to sb. */
+static void
+list_filesystems(const struct profiles *p, struct strbuf *sb)
+{
+	struct strvec seen = STRVEC_INIT;
+
+	for (size_t i = 0; i < p->nconfigs; i++) {
+		const char *n = p->configs[i].name;
+		char *fs = xstrndup(n, fs_len(n));
+
+		if (!strvec_contains(&seen, fs)) {
+			strbuf_addf(sb, "%s%s", seen.n ? ", " : "", fs);
+			strvec_push(&seen, fs);
+		}
+		free(fs);
+	}
+	strvec_clear(&seen);
+}
+
 /*
  * "FS/CFG" where CFG is a configuration, an alias or a list of FS: its
  * names appended to out; false when FS has nothing of that name.
@@ -1193,8 +1212,7 @@ not_found(const struct profiles *p, const char *arg)
 	for (size_t i = 0; i < p->nlists; i++)
 		strvec_push(&cands, p->lists[i].name);
 	best = closest_match(arg, (const char *const *)cands.v, cands.n);
-	/* closer than closest_match() asks: "nosuchfs" is not a typo of "btrfs" */
-	if (best && edit_distance(arg, best) <= strlen(arg) / 3 + 1) {
+	if (best) {
 		rc = error(ERR_NOTFOUND, "unknown configuration '%s' (did you mean '%s'?)", arg,
 			   best);
 	} else {
@@ -1205,8 +1223,10 @@ not_found(const struct profiles *p, const char *arg)
 			rc = error(ERR_NOTFOUND, "unknown configuration '%s'; %s has: %s", arg, fs,
 				   sb.buf);
 		} else {
-			list_configs(p, NULL, &sb);
-			rc = error(ERR_NOTFOUND, "unknown configuration '%s'; choose one of: %s",
+			list_filesystems(p, &sb);
+			rc = error(ERR_NOTFOUND,
+				   "unknown configuration '%s'; fswb has configurations for %s "
+				   "(ext4/4k, xfs/4k...; 'fswb profiles' lists them all)",
 				   arg, sb.buf);
 		}
 		free(fs);

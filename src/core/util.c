@@ -491,22 +491,54 @@ edit_distance(const char *a, const char *b)
 	return result;
 }
 
+/*
+ * How far candidate is from word for a suggestion: 0 when word (2 characters
+ * or more) is its start, else the edit distance; SIZE_MAX when not close.
+ */
+static size_t
+suggest_distance(const char *word, const char *candidate)
+{
+	size_t len = strlen(word), d;
+
+	if (len >= 2 && !strncmp(candidate, word, len))
+		return 0;
+	d = edit_distance(word, candidate);
+	return d <= len / 3 + 1 ? d : SIZE_MAX;
+}
+
+size_t
+close_matches(const char *word, const char *const *candidates, size_t n, const char **out,
+	      size_t max)
+{
+	size_t *dist = max ? xcalloc(max, sizeof(*dist)) : NULL;
+	size_t found = 0;
+
+	for (size_t i = 0; i < n && max; i++) {
+		size_t d = suggest_distance(word, candidates[i]), at;
+
+		if (d == SIZE_MAX)
+			continue;
+		for (at = found; at > 0 && dist[at - 1] > d; at--)
+			;
+		if (at == max)
+			continue;
+		if (found < max)
+			found++;
+		memmove(&out[at + 1], &out[at], (found - 1 - at) * sizeof(*out));
+		memmove(&dist[at + 1], &dist[at], (found - 1 - at) * sizeof(*dist));
+		out[at] = candidates[i];
+		dist[at] = d;
+	}
+	free(dist);
+	return found;
+}
+
 const char *
 closest_match(const char *word, const char *const *candidates, size_t n)
 {
-	const char *best = NULL;
-	size_t best_d = (size_t)-1;
-	size_t limit = strlen(word) / 2 + 2;
+	const char *best;
 
-	for (size_t i = 0; i < n; i++) {
-		size_t d = edit_distance(word, candidates[i]);
-
-		if (d < best_d) {
-			best_d = d;
-			best = candidates[i];
-		}
-	}
-	return best_d <= limit ? best : NULL;
+	return close_matches(word, candidates, n, &best, 1) ? best : NULL;
 }
 
 /* The length of the valid UTF-8 sequence at p (a byte >= 0x80), or 0. */

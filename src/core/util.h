@@ -126,7 +126,16 @@ void sq_quote_argv(struct strbuf *sb, const char *const *argv);
 
 /* Levenshtein distance, for "did you mean ...?" suggestions. */
 size_t edit_distance(const char *a, const char *b);
-/* The candidate closest to word, or NULL when none is close enough. */
+/*
+ * The candidates close to word, closest first (ties in the order given), at
+ * most max of them, in out; how many. Close: an edit distance of at most a
+ * third of word's length plus one ("ext5" for "ext4", not "nosuchfs" for
+ * "btrfs"), or word (2 characters or more) is the candidate's start (the
+ * closest of all).
+ */
+size_t close_matches(const char *word, const char *const *candidates, size_t n, const char **out,
+		     size_t max);
+/* The candidate closest to word (see close_matches), or NULL when none is close. */
 const char *closest_match(const char *word, const char *const *candidates, size_t n);
 
 /*

@@ -447,8 +447,15 @@ test_resolve_errors(void **state)
 	/* nothing close: say what there is; a far name is not "meant" */
 	assert_int_equal(profiles_resolve_configs(&shipped, "nosuchfs", &names), ERR_NOTFOUND);
 	assert_null(strstr(error_msg(), "did you mean"));
-	assert_true(str_startswith(error_msg(), "unknown configuration 'nosuchfs'; choose one of: "
-						"btrfs/4k, btrfs/compress, "));
+	assert_string_equal(error_msg(),
+			    "unknown configuration 'nosuchfs'; fswb has configurations for btrfs, "
+			    "ext2, ext3, ext4, f2fs, xfs (ext4/4k, xfs/4k...; 'fswb profiles' "
+			    "lists them all)");
+	/* the start of a name is close */
+	assert_int_equal(profiles_resolve_configs(&shipped, "ext4/bigall", &names), ERR_NOTFOUND);
+	assert_string_equal(
+		error_msg(),
+		"unknown configuration 'ext4/bigall' (did you mean 'ext4/bigalloc_1k'?)");
 	assert_int_equal(
 		profiles_resolve_configs(&shipped, "f2fs/with-everything-turned-on", &names),
 		ERR_NOTFOUND);

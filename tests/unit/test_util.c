@@ -550,6 +550,33 @@ test_closest_match(void **state)
 	assert_null(closest_match("qqqqqqqqqqqq", fs, ARRAY_SIZE(fs)));
 	assert_null(closest_match("zzzzzzzz", cmds, ARRAY_SIZE(cmds)));
 	assert_null(closest_match("ext4", fs, 0));
+	/* a far name is not a typo: at most a third of its length, plus one */
+	assert_null(closest_match("nosuchfs", fs, ARRAY_SIZE(fs)));
+	assert_null(closest_match("nosuchfs", cmds, ARRAY_SIZE(cmds)));
+	/* the start of a name is close, however far the rest */
+	assert_string_equal(closest_match("over", fs, ARRAY_SIZE(fs)), "overlay");
+	assert_string_equal(closest_match("doc", cmds, ARRAY_SIZE(cmds)), "doctor");
+}
+
+static void
+test_close_matches(void **state)
+{
+	const char *const tests[] = { "generic/001", "generic/010", "generic/100", "generic/011",
+				      "xfs/001" };
+	const char *out[3];
+
+	/* names it starts first, then the closest, ties in the order given, at most max */
+	assert_int_equal(close_matches("generic/01", tests, ARRAY_SIZE(tests), out, 3), 3);
+	assert_string_equal(out[0], "generic/010");
+	assert_string_equal(out[1], "generic/011");
+	assert_string_equal(out[2], "generic/001");
+	assert_int_equal(close_matches("generic/0011", tests, ARRAY_SIZE(tests), out, 2), 2);
+	assert_string_equal(out[0], "generic/001");
+	assert_string_equal(out[1], "generic/011");
+	assert_int_equal(close_matches("xfs/01", tests, ARRAY_SIZE(tests), out, 3), 1);
+	assert_string_equal(out[0], "xfs/001");
+	assert_int_equal(close_matches("zzzzzzzz", tests, ARRAY_SIZE(tests), out, 3), 0);
+	assert_int_equal(close_matches("generic/001", tests, ARRAY_SIZE(tests), out, 0), 0);
 }
 
 /* The terminal filter: no escape sequence of any kind survives it. */
@@ -666,6 +693,7 @@ main(void)
 		cmocka_unit_test(test_sq_quote_round_trip),
 		cmocka_unit_test(test_edit_distance),
 		cmocka_unit_test(test_closest_match),
+		cmocka_unit_test(test_close_matches),
 		cmocka_unit_test(test_line_asm),
 		cmocka_unit_test(test_os_release),
 		cmocka_unit_test(test_term_clean),
