@@ -21,6 +21,7 @@
 #include "backends/backend.h"
 #include "cmd/cmd.h"
 #include "run/plan_check.h"
+#include "run/shards.h"
 #include "ui/ui.h"
 
 /* Print the recorded error and return the exit code for "nothing could run". */
@@ -219,6 +220,23 @@ parse_count(const char *opt, const char *arg, unsigned max)
 	return (unsigned)v;
 }
 
+/* --mem below what a guest takes: the range, up to what this host can give one. */
+static void
+mem_too_little(const char *arg)
+{
+	struct host_size host;
+	char most[32], has[32], keep[32];
+
+	host_size_read(&host);
+	if (host.mem > PLAN_MEM_MIN + SHARDS_HOST_KEEP)
+		die("--mem: '%s' is less than a guest needs; give 256M to %s (this host's %s "
+		    "less %s for itself); fstests wants 2G",
+		    arg, format_size(host.mem - SHARDS_HOST_KEEP, most, sizeof(most)),
+		    format_size(host.mem, has, sizeof(has)),
+		    format_size(SHARDS_HOST_KEEP, keep, sizeof(keep)));
+	die("--mem: '%s' is less than a guest needs; give 256M or more; fstests wants 2G", arg);
+}
+
 /*
  * Parse the options of run and plan into cli->plan. --plan FILE is read
  * first, whatever its position, so that the other options refine it.
@@ -229,6 +247,7 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 	const struct profiles *prof = load_profiles();
 	struct plan *plan = &cli->plan;
 	bool configs_given = false, tests_given = false;
+	struct host_size host;
 	int c;
 
 	plan_init(plan);
@@ -329,6 +348,8 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		case OPT_MEM:
 			if (parse_size(optarg, &plan->mem) != OK)
 				die("--mem: %s", error_msg());
+			if (plan->mem < PLAN_MEM_MIN)
+				mem_too_little(optarg);
 			break;
 		case OPT_SHARDS:
 			plan->shards = strcmp(optarg, "auto")
@@ -392,7 +413,9 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		strvec_push(&plan->tests.tests, argv[i]);
 	}
 	plan_defaults(plan);
-	if (plan_check(plan, prof) != OK)
+	host_size_read(&host);
+	if (plan_check(plan, prof) != OK ||
+	    shards_guest_fits(plan, backend_find(plan->backend), &host) != OK)
 		die("%s", error_msg());
 }
 

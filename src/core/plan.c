@@ -692,7 +692,7 @@ plan_validate(const struct plan *plan, const struct profiles *profiles, const ch
 			     plan->shards, PLAN_SHARDS_MAX);
 	if (plan->cpus < 1 || plan->cpus > 1024)
 		return error(ERR_INVALID, "cpus: %u is out of range; use 1 to 1024", plan->cpus);
-	if (plan->mem < (256ull << 20))
+	if (plan->mem < PLAN_MEM_MIN)
 		return error(ERR_INVALID, "mem: a guest needs at least 256M; fstests wants 2G");
 	return OK;
 }

@@ -37,6 +37,8 @@
 #define PLAN_VERSION 1
 /* The most --rerun-failures takes. */
 #define PLAN_RERUN_MAX 100
+/* The least memory a guest takes (plan.mem); fstests wants 2 GiB. */
+#define PLAN_MEM_MIN (UINT64_C(256) << 20)
 /* The most guests a run has at once (plan.shards). */
 #define PLAN_SHARDS_MAX 64
 

@@ -87,6 +87,40 @@ by_host(const struct plan *plan, const struct host_size *host, size_t units, str
 	return n;
 }
 
+enum status
+shards_guest_fits(const struct plan *plan, const struct backend_ops *ops,
+		  const struct host_size *host)
+{
+	char each[32], has[32], keep[32], most[32], least[32];
+
+	if (!ops || !local_backend(ops))
+		return OK;
+	if (plan->cpus > host->cores && host->cores == 1)
+		return error(ERR_INVALID,
+			     "cpus: %u per guest is more than this host's 1 core; give 1",
+			     plan->cpus);
+	if (plan->cpus > host->cores)
+		return error(ERR_INVALID,
+			     "cpus: %u per guest is more than this host's %u cores; give 1 to %u",
+			     plan->cpus, host->cores, host->cores);
+	if (!host->mem || plan->mem + SHARDS_HOST_KEEP <= host->mem)
+		return OK;
+	format_size(plan->mem, each, sizeof(each));
+	format_size(host->mem, has, sizeof(has));
+	format_size(SHARDS_HOST_KEEP, keep, sizeof(keep));
+	format_size(PLAN_MEM_MIN, least, sizeof(least));
+	if (host->mem < PLAN_MEM_MIN + SHARDS_HOST_KEEP)
+		return error(ERR_INVALID,
+			     "mem: this host has %s and keeps %s for itself: too little for a "
+			     "guest of %s or more; use a backend whose machines are elsewhere",
+			     has, keep, least);
+	format_size(host->mem - SHARDS_HOST_KEEP, most, sizeof(most));
+	return error(ERR_INVALID,
+		     "mem: %s per guest is more than this host can give: it has %s and keeps %s "
+		     "for itself; give %s to %s",
+		     each, has, keep, least, most);
+}
+
 unsigned
 shards_choose(const struct plan *plan, const struct backend_ops *ops, const struct host_size *host,
 	      size_t units, struct strbuf *why)

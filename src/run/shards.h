@@ -31,6 +31,7 @@
 
 #include "backends/backend.h"
 #include "core/plan.h"
+#include "core/status.h"
 #include "core/util.h"
 
 /* Memory auto leaves to the host itself (its own processes, QEMU's overhead). */
@@ -44,6 +45,18 @@ struct host_size {
 
 /* This host's online CPUs and physical memory (sysconf); 1 core, 0 bytes when unknown. */
 void host_size_read(struct host_size *out);
+
+/*
+ * Whether one guest of plan fits on host, for a backend whose guests run
+ * here ("qemu", "stdio"; ops NULL or another backend: OK, its machines are
+ * elsewhere): plan->cpus at most host->cores, plan->mem at most host->mem
+ * less SHARDS_HOST_KEEP (not checked when host->mem is 0, unknown).
+ * ERR_INVALID naming the field, the host's numbers and the range to give:
+ * "mem: 100 TiB per guest is more than this host can give: it has 24 GiB
+ * and keeps 1 GiB for itself; give 256 MiB to 23 GiB".
+ */
+enum status shards_guest_fits(const struct plan *plan, const struct backend_ops *ops,
+			      const struct host_size *host);
 
 /*
  * The number of guests at once for plan (1 to PLAN_SHARDS_MAX), as above.

@@ -82,8 +82,32 @@ check "plan --dump keeps the mem" grep -q '"mem": "1 GiB"' <<<"$json"
 printf '%s\n' "$json" >"$T/plan.json"
 again=$("$FSWB" plan --plan "$T/plan.json" --dump)
 check "a dumped plan loads back unchanged" test "$json" = "$again"
-changed=$("$FSWB" plan --plan "$T/plan.json" --cpus 2 --dump)
-check "options refine a loaded plan" grep -q '"cpus": 2' <<<"$changed"
+changed=$("$FSWB" plan --plan "$T/plan.json" --mem 2G --dump)
+check "options refine a loaded plan" grep -q '"mem": "2 GiB"' <<<"$changed"
+
+# A guest's size against this host's (read here, whatever it is), refused before anything runs
+cores=$(nproc)
+mem_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+err=$("$FSWB" plan --dump --cpus $((cores + 1)) 2>&1)
+rc=$?
+check "more CPUs than this host's cores exits 2" test "$rc" -eq 2
+check "and says the host's cores" grep -qE "^fswb: error: cpus: $((cores + 1)) per guest is more than this host's $cores cores?; give 1( to $cores)?\$" <<<"$err"
+check "as many CPUs as the host's cores are taken" "$FSWB" plan --dump --cpus "$cores"
+err=$("$FSWB" run --mem "${mem_kib}K" generic/001 2>&1)
+rc=$?
+check "run --mem of all this host's memory exits 2 at once" test "$rc" -eq 2
+check "and gives the host's memory and the range" \
+	grep -qE '^fswb: error: mem: .* per guest is more than this host can give: it has .* and keeps 1 GiB for itself; give 256 MiB to ' <<<"$err"
+check "nothing was started" test ! -e "$FSWB_HOME/data/runs"
+err=$("$FSWB" run --mem 100T generic/001 2>&1)
+check "--mem 100T too" grep -q '^fswb: error: mem: 100 TiB per guest is more than this host can give' <<<"$err"
+for m in 0 255M; do
+	err=$("$FSWB" run --mem $m generic/001 2>&1)
+	rc=$?
+	check "--mem $m exits 2" test "$rc" -eq 2
+	check "--mem $m says the range" grep -qE "^fswb: error: --mem: '$m' is less than a guest needs; give 256M (to .* )?.*fstests wants 2G\$" <<<"$err"
+done
+check "--mem 256M is taken" "$FSWB" plan --dump --mem 256M
 
 printf '{"cpu": 2}\n' >"$T/bad.json"
 err=$("$FSWB" plan --plan "$T/bad.json" --dump 2>&1)

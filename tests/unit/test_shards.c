@@ -181,6 +181,56 @@ test_estimate_on_shards(void **state)
 	free(dir);
 }
 
+/* One guest against the host's size (passed in): CPUs and memory, for guests here only. */
+static void
+test_guest_fits(void **state)
+{
+	const struct backend_ops *qemu = backend_find("qemu");
+	struct host_size host = { .cores = 4, .mem = 8 * GIB };
+
+	(void)state;
+	plan.cpus = 4;
+	plan.mem = 7 * GIB; /* 8 GiB less the 1 GiB the host keeps */
+	assert_int_equal(shards_guest_fits(&plan, qemu, &host), OK);
+	assert_int_equal(shards_guest_fits(&plan, backend_find("stdio"), &host), OK);
+
+	plan.cpus = 5;
+	assert_int_equal(shards_guest_fits(&plan, qemu, &host), ERR_INVALID);
+	assert_string_equal(error_msg(),
+			    "cpus: 5 per guest is more than this host's 4 cores; give 1 to 4");
+	host.cores = 1;
+	plan.cpus = 2;
+	assert_int_equal(shards_guest_fits(&plan, qemu, &host), ERR_INVALID);
+	assert_string_equal(error_msg(),
+			    "cpus: 2 per guest is more than this host's 1 core; give 1");
+	host.cores = 4;
+
+	plan.mem = 7 * GIB + 1;
+	assert_int_equal(shards_guest_fits(&plan, qemu, &host), ERR_INVALID);
+	plan.mem = UINT64_C(100) << 40;
+	assert_int_equal(shards_guest_fits(&plan, backend_find("stdio"), &host), ERR_INVALID);
+	assert_string_equal(error_msg(),
+			    "mem: 100 TiB per guest is more than this host can give: it has 8 GiB "
+			    "and keeps 1 GiB for itself; give 256 MiB to 7 GiB");
+	/* a host too small for any guest says so */
+	host.mem = GIB;
+	assert_int_equal(shards_guest_fits(&plan, qemu, &host), ERR_INVALID);
+	assert_string_equal(error_msg(),
+			    "mem: this host has 1 GiB and keeps 1 GiB for itself: too little for a "
+			    "guest of 256 MiB or more; use a backend whose machines are elsewhere");
+	/* memory unknown: not checked */
+	host.mem = 0;
+	assert_int_equal(shards_guest_fits(&plan, qemu, &host), OK);
+
+	/* machines elsewhere: their size is not this host's */
+	host.mem = GIB;
+	plan.cpus = 64;
+	assert_int_equal(shards_guest_fits(&plan, &remote, &host), OK);
+	assert_int_equal(shards_guest_fits(&plan, &single, &host), OK);
+	assert_int_equal(shards_guest_fits(&plan, NULL, &host), OK);
+	error_clear();
+}
+
 static void
 test_host_size_read(void **state)
 {
@@ -202,6 +252,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_auto_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_given, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_estimate_on_shards, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_guest_fits, setup, teardown),
 		cmocka_unit_test(test_host_size_read),
 	};
 
