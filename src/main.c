@@ -19,6 +19,7 @@
 #include "core/status.h"
 #include "core/util.h"
 #include "backends/backend.h"
+#include "fstests/catalogue.h"
 #include "cmd/cmd.h"
 #include "run/plan_check.h"
 #include "run/shards.h"
@@ -248,6 +249,7 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 	struct plan *plan = &cli->plan;
 	bool configs_given = false, tests_given = false;
 	struct host_size host;
+	enum status rc;
 	int c;
 
 	plan_init(plan);
@@ -417,6 +419,16 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 	if (plan_check(plan, prof) != OK ||
 	    shards_guest_fits(plan, backend_find(plan->backend), &host) != OK)
 		die("%s", error_msg());
+	if (plan->tests.tests.n && plan->fstests_src && path_is_dir(plan->fstests_src)) {
+		struct catalogue cat;
+
+		if (catalogue_load(plan->fstests_src, &cat) != OK)
+			die("%s", error_msg());
+		rc = plan_check_tests(plan, &cat);
+		catalogue_release(&cat);
+		if (rc != OK)
+			die("%s", error_msg());
+	}
 }
 
 static int

@@ -233,8 +233,6 @@ print_config(const struct catalogue *cat, const struct dry_config *d)
 	}
 	for (size_t i = 0; i < d->out_tests.n; i++)
 		printf("  %-14s left out: %s\n", d->out_tests.v[i], d->out_why.v[i]);
-	for (size_t i = 0; i < d->cs.unknown.n; i++)
-		printf("  %-14s not in this fstests tree (check ignores it)\n", d->cs.unknown.v[i]);
 	for (size_t i = 0; i < d->cs.warnings.n; i++)
 		printf("  warning: %s\n", d->cs.warnings.v[i]);
 	printf("%s: %zu %s to run, %zu left out\n\n", d->cfg->name, to_run(d),
@@ -266,7 +264,6 @@ config_json(const struct catalogue *cat, const struct dry_config *d)
 			json_object_set_new(jt, "groups", json_strvec(&t->groups));
 			json_array_append_new(tests, jt);
 		}
-		json_object_set_new(o, "unknown", json_strvec(&d->cs.unknown));
 		json_object_set_new(o, "warnings", json_strvec(&d->cs.warnings));
 	}
 	for (size_t i = 0; i < d->out_tests.n; i++) {

@@ -62,6 +62,61 @@ plan_check(const struct plan *plan, const struct profiles *profiles)
 	return rc == OK ? backend_check_options(plan) : rc;
 }
 
+/* Up to 3 names of cat close to name, as ", "-separated words in sb; how many. */
+static size_t
+close_tests(const struct catalogue *cat, const char *name, struct strbuf *sb)
+{
+	const char **names = xcalloc(cat->ntests + 1, sizeof(*names));
+	const char *best[3];
+	size_t n;
+
+	for (size_t i = 0; i < cat->ntests; i++)
+		names[i] = cat->tests[i].name;
+	n = close_matches(name, names, cat->ntests, best, ARRAY_SIZE(best));
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(sb, "%s%s", i ? ", " : "", best[i]);
+	free(names);
+	return n;
+}
+
+enum status
+plan_check_tests(const struct plan *plan, const struct catalogue *cat)
+{
+	enum status rc = OK;
+
+	for (size_t i = 0; rc == OK && i < plan->tests.tests.n; i++) {
+		const char *t = plan->tests.tests.v[i];
+		struct strvec one = STRVEC_INIT;
+		struct catalogue_query q = { .fstyp = "", .tests = &one };
+		struct catalogue_selection found;
+		struct strbuf near = STRBUF_INIT;
+
+		strvec_push(&one, t);
+		rc = catalogue_select(cat, &q, &found);
+		if (rc == OK && found.unknown.n) {
+			if (strpbrk(t, "*?["))
+				rc = error(ERR_NOTFOUND,
+					   "tests.tests[%zu]: '%s' matches no test of the fstests "
+					   "tree %s",
+					   i, t, cat->root);
+			else if (close_tests(cat, t, &near))
+				rc = error(ERR_NOTFOUND,
+					   "tests.tests[%zu]: '%s' is not a test of the fstests "
+					   "tree %s (did you mean %s?)",
+					   i, t, cat->root, near.buf);
+			else
+				rc = error(ERR_NOTFOUND,
+					   "tests.tests[%zu]: '%s' is not a test of the fstests "
+					   "tree %s",
+					   i, t, cat->root);
+		}
+		catalogue_selection_release(&found);
+		strvec_clear(&one);
+		strbuf_release(&near);
+	}
+	return rc;
+}
+
 void
 plan_check_selection(const struct plan *plan, const struct profiles *profiles,
 		     const struct fs_config *cfg, struct check_selection *out)

@@ -20,6 +20,16 @@
 enum status plan_check(const struct plan *plan, const struct profiles *profiles);
 
 /*
+ * With a local fstests tree (its catalogue, cat): each named test and
+ * pattern of plan is in it, as check resolves names (catalogue.h), before
+ * anything is built; check would only say "unknown test, ignored" once a
+ * guest has booted. ERR_NOTFOUND naming the first that is not, with the
+ * tree's closest names ("did you mean generic/099, generic/199?") or, for a
+ * pattern, that it matches nothing.
+ */
+enum status plan_check_tests(const struct plan *plan, const struct catalogue *cat);
+
+/*
  * What check is asked to run for configuration cfg, as data: the -g groups
  * (the test set's, then the plan's), the -x groups (the test set's, the
  * plan's, then the configuration's from the profiles' exclude files), the

@@ -9,6 +9,7 @@
 #include "core/paths.h"
 #include "core/plan.h"
 #include "core/profile.h"
+#include "fstests/catalogue.h"
 #include "run/plan_check.h"
 
 static struct profiles prof;
@@ -439,6 +440,40 @@ test_test_dirs(void **state)
 	plan_release(&p);
 }
 
+/* plan_check_tests(): named tests against a local tree's catalogue (mini-fstests). */
+static void
+test_named_tests_in_tree(void **state)
+{
+	struct plan p;
+	struct catalogue cat;
+	char *mini = test_path("tests/fixtures/mini-fstests");
+
+	(void)state;
+	assert_int_equal(catalogue_load(mini, &cat), OK);
+	plan_init(&p);
+	plan_defaults(&p);
+	strvec_push(&p.tests.tests, "generic/001");
+	strvec_push(&p.tests.tests, "generic/00?");
+	strvec_push(&p.tests.tests, "*/001");
+	assert_int_equal(plan_check_tests(&p, &cat), OK);
+	strvec_push(&p.tests.tests, "generic/0011");
+	expect_rc(plan_check_tests(&p, &cat), "tests.tests[3]: 'generic/0011' is not a test of "
+					      "the fstests tree");
+	assert_non_null(strstr(error_msg(), "(did you mean generic/001, generic/011, "));
+	strvec_clear(&p.tests.tests);
+	strvec_push(&p.tests.tests, "generic/9*");
+	expect_rc(plan_check_tests(&p, &cat), "tests.tests[0]: 'generic/9*' matches no test of "
+					      "the fstests tree");
+	strvec_clear(&p.tests.tests);
+	strvec_push(&p.tests.tests, "ext4/zzzzzzzzz");
+	expect_rc(plan_check_tests(&p, &cat), "tests.tests[0]: 'ext4/zzzzzzzzz' is not a test");
+	assert_null(strstr(error_msg(), "did you mean"));
+	error_clear();
+	plan_release(&p);
+	catalogue_release(&cat);
+	free(mini);
+}
+
 static void
 test_kernel_set(void **state)
 {
@@ -477,6 +512,7 @@ main(void)
 		cmocka_unit_test(test_backend_opts),
 		cmocka_unit_test(test_kernel_set),
 		cmocka_unit_test(test_test_dirs),
+		cmocka_unit_test(test_named_tests_in_tree),
 		cmocka_unit_test(test_plan_names_no_program),
 		cmocka_unit_test(test_data_dir_private),
 	};
