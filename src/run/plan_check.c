@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "core/paths.h"
 #include "core/util.h"
+#include "rootfs/appliance.h"
 #include "fstests/catalogue.h"
 
 /*
@@ -52,11 +54,28 @@ check_test_dirs(const struct plan *plan, const struct profiles *profiles)
 }
 
 enum status
+plan_check_fstests_src(const char *src)
+{
+	if (!src || path_is_dir(src) || appliance_src_is_url(src))
+		return OK;
+	if (path_exists(src))
+		return error(ERR_INVALID,
+			     "fstests_src: '%s' is a file; give an fstests tree (a directory) or a "
+			     "git URL",
+			     src);
+	return error(ERR_NOTFOUND,
+		     "fstests_src: '%s' does not exist and is not a git URL (scheme://..., "
+		     "git@host:path, or ending in .git); give an fstests tree (a directory) or a "
+		     "git URL",
+		     src);
+}
+
+enum status
 plan_check(const struct plan *plan, const struct profiles *profiles)
 {
 	enum status rc = plan_validate(plan, profiles, backend_names());
 
-	if (rc != OK)
+	if (rc != OK || (rc = plan_check_fstests_src(plan->fstests_src)) != OK)
 		return rc;
 	rc = check_test_dirs(plan, profiles);
 	return rc == OK ? backend_check_options(plan) : rc;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A plan checked against everything this fswb has: plan_validate() (the
- * fields, the profiles, the backends' names), then what needs fstests'
- * knowledge: each named test is for one of the chosen configurations'
+ * fields, the profiles, the backends' names), where fstests comes from,
+ * then what needs fstests' knowledge: each named test is for one of the chosen configurations'
  * filesystems (check would run xfs/001 on ext4, and it would fail there);
  * then the backend's options (backend_check_options: keys it takes, values).
  * Front ends call this before they save or run a plan. And what check is
@@ -18,6 +18,13 @@
 
 /* OK, or the error naming the bad field and the choices (error_msg()). */
 enum status plan_check(const struct plan *plan, const struct profiles *profiles);
+
+/*
+ * Where fstests comes from (plan.fstests_src; NULL: upstream): a directory
+ * or a git URL (appliance_src_is_url), else ERR_NOTFOUND or ERR_INVALID
+ * saying what to give. plan_check() asks it; the wizard as it is typed.
+ */
+enum status plan_check_fstests_src(const char *src);
 
 /*
  * With a local fstests tree (its catalogue, cat): each named test and

@@ -85,6 +85,11 @@ check "a dumped plan loads back unchanged" test "$json" = "$again"
 changed=$("$FSWB" plan --plan "$T/plan.json" --mem 2G --dump)
 check "options refine a loaded plan" grep -q '"mem": "2 GiB"' <<<"$changed"
 
+err=$("$FSWB" run --fstests-src "$T/no-such-fstests" generic/001 2>&1)
+rc=$?
+check "an --fstests-src that does not exist and is no URL exits 2" test "$rc" -eq 2
+check "and says what to give" grep -qF "fstests_src: '$T/no-such-fstests' does not exist and is not a git URL" <<<"$err"
+
 # A guest's size against this host's (read here, whatever it is), refused before anything runs
 cores=$(nproc)
 mem_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)

@@ -440,6 +440,27 @@ test_test_dirs(void **state)
 	plan_release(&p);
 }
 
+/* plan_check_fstests_src(): a directory or a git URL, nothing else. */
+static void
+test_fstests_src(void **state)
+{
+	char *mini = test_path("tests/fixtures/mini-fstests"), *file = test_path("Makefile");
+
+	(void)state;
+	assert_int_equal(plan_check_fstests_src(NULL), OK);
+	assert_int_equal(plan_check_fstests_src(mini), OK);
+	assert_int_equal(
+		plan_check_fstests_src("https://git.kernel.org/pub/scm/fs/xfs/xfstests-dev"), OK);
+	assert_int_equal(plan_check_fstests_src("git@example.org:fstests"), OK);
+	assert_int_equal(plan_check_fstests_src("/nonexistent/fstests.git"), OK);
+	expect_rc(plan_check_fstests_src("/nonexistent/fstests"),
+		  "fstests_src: '/nonexistent/fstests' does not exist and is not a git URL");
+	expect_rc(plan_check_fstests_src(file), "is a file; give an fstests tree (a directory)");
+	error_clear();
+	free(mini);
+	free(file);
+}
+
 /* plan_check_tests(): named tests against a local tree's catalogue (mini-fstests). */
 static void
 test_named_tests_in_tree(void **state)
@@ -513,6 +534,7 @@ main(void)
 		cmocka_unit_test(test_kernel_set),
 		cmocka_unit_test(test_test_dirs),
 		cmocka_unit_test(test_named_tests_in_tree),
+		cmocka_unit_test(test_fstests_src),
 		cmocka_unit_test(test_plan_names_no_program),
 		cmocka_unit_test(test_data_dir_private),
 	};
