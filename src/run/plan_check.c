@@ -64,9 +64,8 @@ plan_check_fstests_src(const char *src)
 			     "git URL",
 			     src);
 	return error(ERR_NOTFOUND,
-		     "fstests_src: '%s' does not exist and is not a git URL (scheme://..., "
-		     "git@host:path, or ending in .git); give an fstests tree (a directory) or a "
-		     "git URL",
+		     "fstests_src: '%s' does not exist and is not a git URL; give an fstests "
+		     "tree (a directory) or a git URL",
 		     src);
 }
 

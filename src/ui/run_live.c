@@ -26,6 +26,7 @@ struct live_run {
 	uint64_t shell_timer;
 	uint64_t baseline_timer;
 	struct shell_relay *relay; /* the shell on the terminal, or NULL */
+	struct plan *remember;	   /* saved as the last plan at the first test's start */
 	struct live_run *older;	   /* runs that ended before this one */
 };
 
@@ -91,12 +92,44 @@ against_baseline(struct loop *loop, void *data)
 	ui_dirty(lr->ui);
 }
 
+char *
+ui_last_plan_path(void)
+{
+	char *dir = fswb_dir(DIR_CONFIG), *p = path_join(dir, "last-plan.json");
+
+	free(dir);
+	return p;
+}
+
+/* The run got as far as a test: its plan is the last plan (ui_run_start). */
+static void
+remember_plan(struct live_run *lr)
+{
+	char *dir = NULL, *path;
+
+	if (fswb_dir_make(DIR_CONFIG, "", &dir) != OK) {
+		ui_msg(lr->ui, true, "cannot remember the choices: %s", error_msg());
+	} else {
+		path = ui_last_plan_path();
+		if (plan_save(path, lr->remember) != OK)
+			ui_msg(lr->ui, true, "cannot remember the choices: %s", error_msg());
+		free(path);
+	}
+	error_clear();
+	free(dir);
+	plan_release(lr->remember);
+	free(lr->remember);
+	lr->remember = NULL;
+}
+
 static void
 on_event(void *data, const struct event *ev)
 {
 	struct live_run *lr = data;
 	struct ui *ui = lr->ui;
 
+	if (ev->type == EV_TEST_START && lr->remember)
+		remember_plan(lr);
 	if (ev->type == EV_RUN_END) {
 		const struct test_counts *c = &ev->u.end.counts;
 
@@ -142,6 +175,10 @@ live_free_one(struct live_run *lr)
 	if (lr->baseline_timer)
 		loop_del_timer(lr->ui->loop, lr->baseline_timer);
 	shell_relay_free(lr->relay);
+	if (lr->remember) {
+		plan_release(lr->remember);
+		free(lr->remember);
+	}
 	engine_free(lr->e);
 	event_bus_release(&lr->bus);
 	run_model_release(lr->m);
@@ -172,7 +209,8 @@ ui_run_free(struct ui *ui)
 }
 
 bool
-ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const struct strvec *tests)
+ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const struct strvec *tests,
+	     bool remember)
 {
 	const struct profiles *prof = ui_profiles(ui);
 	struct live_run *lr;
@@ -218,6 +256,11 @@ ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const st
 		ui_msg(ui, true, "cannot start the run: %s", error_msg());
 		live_free_one(lr);
 		return false;
+	}
+	if (remember) {
+		lr->remember = xmalloc(sizeof(*lr->remember));
+		plan_init(lr->remember);
+		plan_copy(lr->remember, plan);
 	}
 	lr->older = ui->live;
 	ui->live = lr;
@@ -270,7 +313,7 @@ ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const 
 	plan_defaults(&plan);
 	strvec_push(&one, test);
 	title = xasprintf("%s%s%s alone", config ? config : "", config ? " \xc2\xb7 " : "", test);
-	ok = ui_run_start(ui, &plan, title, &one);
+	ok = ui_run_start(ui, &plan, title, &one, false);
 	free(title);
 	strvec_clear(&one);
 	plan_release(&plan);

@@ -283,10 +283,15 @@ void docs_search(struct ui *ui, const char *query);
 /* ---- run_live.c ---- */
 /*
  * Start plan in a run view. tests (may be NULL): the tests expected, shown
- * as pending with their earlier times. false with a message when it cannot start.
+ * as pending with their earlier times. remember: once the run's first test
+ * starts (the kernel, the appliance and the guest worked), plan becomes the
+ * last plan (ui_last_plan_path()); a run that fails before never does.
+ * false with a message when it cannot start.
  */
 bool ui_run_start(struct ui *ui, const struct plan *plan, const char *title,
-		  const struct strvec *tests);
+		  const struct strvec *tests, bool remember);
+/* CONFIG/last-plan.json: the wizard's choices of the last run that started (free() it). */
+char *ui_last_plan_path(void);
 /* Stop the live run cleanly (engine_cancel); RUN_END follows. */
 void ui_run_stop(struct ui *ui);
 /*

@@ -2,8 +2,10 @@
 /*
  * The wizard: welcome, kernel, filesystem, backend, tests, review. Each
  * step fills the plan; the review shows the `fswb run` line that makes the
- * same plan, the estimate, and starts the run. The plan is remembered in
- * CONFIG/last-plan.json for next time.
+ * same plan, the estimate, and starts the run. Values are checked as they
+ * are typed (fstests' source, a guest's CPUs and memory against this host).
+ * The plan of a run whose first test started is remembered for next time
+ * (ui_run_start); one that failed to start is not.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -110,24 +112,28 @@ struct wizard {
 
 /* ---- the plan, remembered ---- */
 
-static char *
-last_plan_path(void)
-{
-	char *dir = fswb_dir(DIR_CONFIG), *p = path_join(dir, "last-plan.json");
+static const struct backend_ops *chosen_backend(struct wizard *w);
 
-	free(dir);
-	return p;
+/* Whether a guest of the plan fits this host (shards_guest_fits); else error_msg(). */
+static enum status
+fits_here(struct wizard *w)
+{
+	struct host_size host;
+
+	host_size_read(&host);
+	return shards_guest_fits(&w->plan, chosen_backend(w), &host);
 }
 
 static void
 load_plan(struct ui *ui, struct wizard *w)
 {
-	char *path = last_plan_path();
+	char *path = ui_last_plan_path();
 	const struct profiles *prof = ui_profiles(ui);
 
 	plan_init(&w->plan);
 	if (path_exists(path)) {
-		if (plan_load(path, &w->plan) != OK || (prof && plan_check(&w->plan, prof) != OK)) {
+		if (plan_load(path, &w->plan) != OK || (prof && plan_check(&w->plan, prof) != OK) ||
+		    fits_here(w) != OK) {
 			w->plan_note =
 				xasprintf("the remembered choices were not used: %s", error_msg());
 			plan_release(&w->plan);
@@ -137,25 +143,6 @@ load_plan(struct ui *ui, struct wizard *w)
 	error_clear();
 	plan_defaults(&w->plan);
 	free(path);
-}
-
-static bool
-save_plan(struct ui *ui, struct wizard *w)
-{
-	char *dir = NULL, *path;
-	enum status rc;
-
-	if (fswb_dir_make(DIR_CONFIG, "", &dir) != OK) {
-		ui_msg(ui, true, "cannot remember the choices: %s", error_msg());
-		return false;
-	}
-	path = path_join(dir, "last-plan.json");
-	rc = plan_save(path, &w->plan);
-	if (rc != OK)
-		ui_msg(ui, true, "cannot remember the choices: %s", error_msg());
-	free(path);
-	free(dir);
-	return rc == OK;
 }
 
 /* ---- loading what the steps show ---- */
@@ -798,8 +785,8 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 	}
 	if (y < maxy) {
 		ui_put(ui, y++, 2, ui->cols - 4, R_BOLD, "Each guest gets");
-		ui_putf(ui, y++, 4, ui->cols - 6, R_NORMAL, "%u CPUs    (c changes it)",
-			w->plan.cpus);
+		ui_putf(ui, y++, 4, ui->cols - 6, R_NORMAL, "%u %s    (c changes it)", w->plan.cpus,
+			w->plan.cpus == 1 ? "CPU " : "CPUs");
 		ui_putf(ui, y++, 4, ui->cols - 6, R_NORMAL, "%s memory  (m changes it)",
 			format_size(w->plan.mem, mem, sizeof(mem)));
 	}
@@ -992,6 +979,15 @@ draw_tests(struct ui *ui, struct wizard *w, int y0, int body_h)
 	}
 	ui_putf(ui, y++, 2, ui->cols - 4, R_DIM, "fstests: %s   (f)",
 		w->plan.fstests_src ? w->plan.fstests_src : "upstream, built into the appliance");
+	/* a row keeps its count and time; the highlighted set's description is here whole */
+	if (w->lp_tests.sel < n && ch[w->lp_tests.sel].kind == TC_PRESET) {
+		const struct test_set *s = profiles_set(prof, ch[w->lp_tests.sel].name);
+		char *words = xasprintf("%s: %s", ch[w->lp_tests.sel].name,
+					s && *s->description ? s->description : "no description");
+
+		y = para(ui, y + 1, 2, ui->cols - 4, y0 + body_h - 1, R_NORMAL, words);
+		free(words);
+	}
 	if (w->cat_error)
 		para(ui, y + 1, 2, ui->cols - 4, y0 + body_h - 1, R_DIM, w->cat_error);
 	hint(ui, y0, body_h, "smoke is the quick check maintainers expect before a patch.");
@@ -1020,10 +1016,10 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	if (w->plan.kernel.kind == KERNEL_AUTO)
 		ui_put(ui, y - 1, 14, ui->cols - 16, R_NORMAL, kernel);
 	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "filesystem  %s", cfgs);
-	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "backend     %s %s %u CPUs %s %s%s%s",
-		w->plan.backend ? w->plan.backend : "qemu", ui->g.dot, w->plan.cpus, ui->g.dot,
-		format_size(w->plan.mem, mem, sizeof(mem)), slow_here(w) ? " \xc2\xb7 " : "",
-		slow_here(w) ? "TCG (no KVM)" : "");
+	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "backend     %s %s %u CPU%s %s %s%s%s",
+		w->plan.backend ? w->plan.backend : "qemu", ui->g.dot, w->plan.cpus,
+		w->plan.cpus == 1 ? "" : "s", ui->g.dot, format_size(w->plan.mem, mem, sizeof(mem)),
+		slow_here(w) ? " \xc2\xb7 " : "", slow_here(w) ? "TCG (no KVM)" : "");
 	if (w->plan.tests.preset)
 		strbuf_addf(&sb, "%s", w->plan.tests.preset);
 	if (w->plan.tests.groups.n) {
@@ -1073,7 +1069,8 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 		para(ui, y, 2, ui->cols - 4, maxy, R_DIM,
 		     "What is missing (kernel build, appliance) is built first; the run view then "
 		     "shows each test as it runs.");
-	hint(ui, y0, body_h, "Enter starts. Your choices are remembered for next time.");
+	hint(ui, y0, body_h,
+	     "Enter starts. Your choices are remembered once the run's first test starts.");
 }
 
 /* ---- the view ---- */
@@ -1169,7 +1166,7 @@ apply_prompt(struct ui *ui, struct wizard *w)
 	const char *t = w->le.text.buf;
 	uint64_t size;
 	char *end;
-	unsigned long n;
+	unsigned long n, was;
 
 	switch (w->prompt) {
 	case P_KERNEL_PATH:
@@ -1178,16 +1175,27 @@ apply_prompt(struct ui *ui, struct wizard *w)
 		break;
 	case P_CPUS:
 		n = strtoul(t, &end, 10);
-		if (!*t || *end || n < 1 || n > 1024)
+		was = w->plan.cpus;
+		if (!*t || *end || n < 1 || n > 1024) {
 			ui_msg(ui, true, "'%s' is not a number of CPUs from 1 to 1024", t);
-		else
+		} else {
 			w->plan.cpus = (unsigned)n;
+			if (fits_here(w) != OK) {
+				ui_msg(ui, true, "%s", error_msg());
+				w->plan.cpus = (unsigned)was;
+			}
+		}
+		error_clear();
 		break;
 	case P_MEM:
-		if (parse_size(t, &size) != OK || size < (256u << 20))
+		size = w->plan.mem;
+		if (parse_size(t, &w->plan.mem) != OK || w->plan.mem < PLAN_MEM_MIN) {
 			ui_msg(ui, true, "'%s' is not a memory size of at least 256M", t);
-		else
 			w->plan.mem = size;
+		} else if (fits_here(w) != OK) {
+			ui_msg(ui, true, "%s", error_msg());
+			w->plan.mem = size;
+		}
 		error_clear();
 		break;
 	case P_SHARDS:
@@ -1201,6 +1209,11 @@ apply_prompt(struct ui *ui, struct wizard *w)
 			w->plan.shards = (unsigned)n;
 		break;
 	case P_FSTESTS:
+		if (*t && plan_check_fstests_src(t) != OK) {
+			ui_msg(ui, true, "%s", error_msg());
+			error_clear();
+			break;
+		}
 		free(w->plan.fstests_src);
 		w->plan.fstests_src = *t ? xstrdup(t) : NULL;
 		if (w->have_cat)
@@ -1270,11 +1283,12 @@ start(struct ui *ui, struct wizard *w)
 		ui_msg(ui, true, "%s", ui->profiles_error);
 		return;
 	}
-	if (plan_check(&w->plan, prof) != OK) {
+	if (plan_check(&w->plan, prof) != OK || fits_here(w) != OK ||
+	    (w->have_cat && plan_check_tests(&w->plan, &w->cat) != OK)) {
 		ui_msg(ui, true, "%s", error_msg());
+		error_clear();
 		return;
 	}
-	save_plan(ui, w);
 	cfgs = strvec_join(&w->plan.configs, ",");
 	if (w->plan.tests.preset)
 		strbuf_adds(&what, w->plan.tests.preset);
@@ -1283,7 +1297,7 @@ start(struct ui *ui, struct wizard *w)
 	else if (w->plan.tests.tests.n)
 		strbuf_adds(&what, w->plan.tests.tests.v[0]);
 	title = xasprintf("%s %s", cfgs, what.buf);
-	ui_run_start(ui, &w->plan, title, w->selection.n ? &w->selection : NULL);
+	ui_run_start(ui, &w->plan, title, w->selection.n ? &w->selection : NULL, true);
 	free(title);
 	free(cfgs);
 	strbuf_release(&what);

@@ -80,6 +80,8 @@ check_screen "q from the history: back to the review" "Enter start"
 ui_keys q
 for ((i = 0; i < 50; i++)); do ui_alive || break; sleep 0.1; done
 check "q on the review leaves the workbench" test "$(_tmux display-message -p -t "$UI_SESSION" '#{pane_dead}')" = 1
+check "the plan of a run whose test started is remembered" \
+	grep -qF '"generic/006"' "$FSWB_HOME/config/last-plan.json"
 check "the run directory has run.json" bash -c "ls '$FSWB_HOME'/data/runs/*/run.json"
 check "run.json has generic/006 failed" bash -c "grep -A3 '\"generic/006\"' '$FSWB_HOME'/data/runs/*/run.json | grep -q '\"fail\"'"
 check "no sanitizer reports" sanitizers_clean

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The wizard, step by step at 80x24 and 200x60: welcome with this machine's
 # findings, kernel, filesystem (details of the highlighted one), backend
-# with its probe, tests (presets with counts from the catalogue, a group, one
-# test by incremental search, exclusions), review with the `fswb run` line;
-# the choices remembered; a failed test's detail from a recorded run.
+# with its probe (CPUs and memory checked against this host as typed), tests
+# (presets with counts from the catalogue and the highlighted one's whole
+# description, a group, one test by incremental search, exclusions, an
+# fstests path that does not exist refused), review with the `fswb run` line;
+# a run that fails to start not remembered; a failed test's detail from a
+# recorded run.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tmux-lib.bash"
 ui_setup
@@ -38,22 +41,38 @@ ui_keys Enter
 check_screen "backend step" "step 4 of 6"
 check_screen "backend: qemu with its probe" "qemu "
 check_screen "backend: CPUs" "2 CPUs"
-ui_keys c C-u 3 Enter
-check_screen "backend: CPUs changed" "3 CPUs"
+# values are checked as they are typed: a guest's size against this host's
+# (its numbers read here, whatever they are)
+cores=$(nproc)
+ui_keys c C-u $((cores + 1)) Enter
+check_screen "backend: more CPUs than this host's cores are refused" "cpus: $((cores + 1)) per guest is more than this host's $cores core"
+check_screen "backend: the CPUs are unchanged" "2 CPUs"
+ui_keys m C-u 100T Enter
+check_screen "backend: 100 TiB of memory is refused with the host's" "mem: 100 TiB per guest is more than this host can give: it has"
+ui_keys m C-u 0 Enter
+check_screen "backend: no memory is refused with the least" "'0' is not a memory size of at least 256M"
+check_screen "backend: the memory is unchanged" "2 GiB memory"
+ui_keys c C-u 1 Enter
+check_screen "backend: CPUs changed" "1 CPU     (c changes it)"
 check_screen "backend: guests at once, auto by default" "auto      (s changes it"
 # the auto count is this host's: the words say how it came about, whatever the count
-check "backend: why that many guests" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE '^    (1 guest: this host has [0-9]+ cores? and each guest takes 3|[0-9]+ guests at once: [0-9]+ cores / 3 CPUs per guest = [0-9]+, )'"
+check "backend: why that many guests" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE '^    (1 guest: this host has [0-9]+ cores? and each guest takes 1|[0-9]+ guests at once: [0-9]+ cores / 1 CPU per guest = [0-9]+, )'"
 ui_keys s C-u 0 Enter
 check_screen "backend: a bad count is refused" "'0' is not auto or a number of guests from 1 to 64"
 ui_keys s C-u 2 Enter
 check_screen "backend: two guests" "2 guests at once (--shards 2)"
 ui_keys Enter
 check_screen "tests step" "step 5 of 6"
+ui_keys f C-u "$T/no-such-fstests" Enter
+check_screen "tests: a path that does not exist and is no URL is refused" "fstests_src: '$T/no-such-fstests' does not exist and is no"
+check_screen "tests: fstests unchanged" "fstests: upstream, built into the appliance"
 ui_keys f C-u "$MINI" Enter
 check_screen "tests: preset counted from the catalogue" "10 tests, "
 check "tests: the preset's estimate" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE 'quick +10 tests, (~[0-9]+ min|<1 min) on 2 guests: The quick group'"
 ui_settle; ui_screen >"$T/tests.txt"
 check "tests: the three presets" grep -qE "auto .*quick .*" <(tr '\n' ' ' <"$T/tests.txt")
+# the highlighted set's description whole below the list; each row keeps its time
+check_screen "tests: the set's whole description" "tests upstream), each soak test capped at 3 minutes"
 ui_keys x C-u dangerous Enter
 check_screen "tests: exclusion shown" "leave out groups: dangerous"
 # a group from the catalogue, narrowed by typing
@@ -66,7 +85,7 @@ ui_keys Enter
 check_screen "review after a group" "step 6 of 6"
 ui_settle; ui_screen >"$T/review.txt"
 check "review: filesystems" grep -qF "filesystem  ext4/4k, xfs/4k" "$T/review.txt"
-check "review: backend and CPUs" grep -qE "backend +qemu · 3 CPUs · 2 GiB" "$T/review.txt"
+check "review: backend and CPUs" grep -qE "backend +qemu · 1 CPU · 2 GiB" "$T/review.txt"
 check "review: the guests" grep -qE "guests +2 guests at once \(--shards 2\)" "$T/review.txt"
 check "review: the group" grep -qE "tests +group selftest" "$T/review.txt"
 # selftest has no test in generic/ or ext4/, where check looks for ext4's groups
@@ -82,7 +101,7 @@ check_screen "search: the test" "generic/004      Needs a dm-log-writes device"
 ui_keys Enter
 check_screen "review after one test" "generic/004   (1 test)"
 ui_settle; ui_screen >"$T/review2.txt"
-check "review: the test in the command" grep -qF -- "-x dangerous --fstests-src $MINI --cpus 3 --shards 2 generic/004" <(sed -n '/The same run/,/^$/p' "$T/review2.txt" | tail -n +2 | sed 's/^ *//' | tr '\n' ' ')
+check "review: the test in the command" grep -qF -- "-x dangerous --fstests-src $MINI --cpus 1 --shards 2 generic/004" <(sed -n '/The same run/,/^$/p' "$T/review2.txt" | tail -n +2 | sed 's/^ *//' | tr '\n' ' ')
 
 # back with Esc, quit from the welcome
 ui_keys Escape Escape Escape Escape Escape
@@ -107,6 +126,17 @@ ui_settle; ui_screen >"$T/ascii.txt"
 check "ascii: only ASCII" bash -c "! LC_ALL=C grep -qP '[^\x00-\x7f]' '$T/ascii.txt'"
 check "ascii: arrows spelled" grep -qF "pick a kernel -> pick" "$T/ascii.txt"
 ui_stop
+
+# a run that fails to start (the kernel is no kernel) is not remembered; the
+# wizard still starts from the defaults next time
+printf 'not a kernel\n' >"$T/bogus"
+printf '%s\n' '<Enter>' "p<C-u>$T/bogus<Enter>" 6 ':save-screen review' '<Enter>' :wait-run \
+	':save-screen run' >"$T/failed.keys"
+(cd "$T" && LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=dumb FSWB_NO_DISPLAY=1 FSWB_SCREEN=80x24 \
+	FSWB_SCRIPT=failed.keys "$FSWB" tui >/dev/null 2>"$T/failed.err")
+check "a run that fails to start: the review offered it" grep -qF "kernel      image $T/bogus" "$T/review"
+check "a run that fails to start: its error is shown" grep -qF "is not a kernel image" "$T/run"
+check "a run that fails to start: its plan is not remembered" test ! -e "$FSWB_HOME/config/last-plan.json"
 
 # the detail of a failed test from a recorded run: the golden diff computed
 # from the .out (the run's plan names mini-fstests) and .out.bad
