@@ -452,18 +452,36 @@ run_model_event(struct run_model *m, const struct event *ev)
 			st->message = xstrdup("stopped");
 			st->end_ms = ev->wall_ms;
 		}
-		if (m->running >= 0 && m->tests[m->running].state == RM_RUNNING)
-			m->tests[m->running].state = RM_PENDING;
+		/* a test still running was cut off by the stop, after what it had run */
+		for (size_t k = 0; k < m->ntests; k++) {
+			t = &m->tests[k];
+			if (t->state != RM_RUNNING)
+				continue;
+			t->state = ev->u.end.interrupted ? RM_STOPPED : RM_PENDING;
+			t->seconds = t->start_ms && ev->wall_ms >= t->start_ms
+					     ? (double)(ev->wall_ms - t->start_ms) / 1000
+					     : -1;
+		}
 		m->running = -1;
 		for (size_t k = 0; k < m->nshards; k++) {
 			struct rm_shard *x = &m->shards[k];
 
-			if (x->test >= 0 && m->tests[x->test].state == RM_RUNNING)
-				m->tests[x->test].state = RM_PENDING;
 			x->test = -1;
 			if (x->state != RMS_FAILED)
 				x->state = RMS_DONE;
 		}
+		for (size_t k = 0; ev->u.end.unreached && ev->u.end.unreached[k]; k++) {
+			const char *cfg =
+				ev->u.end.unreached_config && *ev->u.end.unreached_config[k]
+					? ev->u.end.unreached_config[k]
+					: NULL;
+
+			i = add_test(m, cfg, ev->u.end.unreached[k]);
+			if (m->tests[i].state == RM_PENDING)
+				m->tests[i].state = RM_UNREACHED;
+		}
+		if (m->ntests > m->total)
+			m->total = (unsigned)m->ntests;
 		break;
 	default:
 		break;
