@@ -198,6 +198,19 @@ load_kernels(struct ui *ui, struct wizard *w)
 		w->kl_error = xstrdup(error_msg());
 }
 
+/* The probes are asked again: the KVM verdict they read has changed (doctor tried it). */
+static void
+forget_probes(struct wizard *w)
+{
+	if (w->probed)
+		backend_probe_release(&w->probe);
+	w->probed = false;
+	for (size_t i = 0; w->probes && i < w->nbackends; i++)
+		backend_probe_release(&w->probes[i]);
+	free(w->probes);
+	w->probes = NULL;
+}
+
 static void
 load_probes(struct wizard *w)
 {
@@ -514,6 +527,7 @@ on_doctor(struct loop *loop, void *data)
 	inventory_host(ui->loop, ui_profiles(ui), true, &w->hc);
 	loop_mod_fd(ui->loop, 0, POLLIN);
 	w->hc_done = w->hc_full = true;
+	forget_probes(w);
 	free(ui->message);
 	ui->message = NULL;
 	doctor_details(ui, w);
@@ -1521,14 +1535,10 @@ wizard_free(struct view *v)
 	free(w->plan_note);
 	if (w->hc_done)
 		hostcheck_release(&w->hc);
-	if (w->probed)
-		backend_probe_release(&w->probe);
+	forget_probes(w);
 	if (w->kl_done)
 		kernel_list_release(&w->kl);
 	free(w->kl_error);
-	for (size_t i = 0; w->probes && i < w->nbackends; i++)
-		backend_probe_release(&w->probes[i]);
-	free(w->probes);
 	if (w->have_cat)
 		catalogue_release(&w->cat);
 	free(w->cat_error);

@@ -246,6 +246,31 @@ test_kvm_device(void **state)
 	free(file);
 }
 
+/* One verdict per host boot and QEMU: what sessions, the probe and doctor all read. */
+static void
+test_kvm_verdict(void **state)
+{
+	char *qemu = test_tmp("verdict/qemu-system-x86_64"), *other = test_tmp("verdict/other");
+	char *why = NULL;
+
+	test_write(qemu, "");
+	test_write(other, "");
+	assert_int_equal(kvm_verdict(qemu, &why), -1);
+	assert_null(why);
+	kvm_verdict_save(qemu, false, "a guest kernel printed nothing in 6 s");
+	assert_int_equal(kvm_verdict(qemu, &why), 0);
+	assert_string_equal(why, "a guest kernel printed nothing in 6 s");
+	free(why);
+	why = NULL;
+	/* another QEMU was not tried */
+	assert_int_equal(kvm_verdict(other, NULL), -1);
+	kvm_verdict_save(qemu, true, NULL);
+	assert_int_equal(kvm_verdict(qemu, &why), 1);
+	assert_null(why);
+	free(qemu);
+	free(other);
+}
+
 static void
 test_kvm_boot(void **state)
 {
@@ -508,15 +533,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_os_release),
-		cmocka_unit_test(test_find),
-		cmocka_unit_test(test_version),
-		cmocka_unit_test(test_kvm_device),
-		cmocka_unit_test(test_kvm_boot),
-		cmocka_unit_test(test_free_space),
-		cmocka_unit_test(test_run_without_qemu),
-		cmocka_unit_test(test_run_with_qemu),
-		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_os_release),    cmocka_unit_test(test_find),
+		cmocka_unit_test(test_version),	      cmocka_unit_test(test_kvm_device),
+		cmocka_unit_test(test_kvm_verdict),   cmocka_unit_test(test_kvm_boot),
+		cmocka_unit_test(test_free_space),    cmocka_unit_test(test_run_without_qemu),
+		cmocka_unit_test(test_run_with_qemu), cmocka_unit_test(test_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
