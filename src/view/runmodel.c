@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "view/text.h"
+
 void
 run_model_init(struct run_model *m)
 {
@@ -302,30 +304,25 @@ test_end(struct run_model *m, const struct event *ev)
 }
 
 /*
- * Push text as log lines: one per line of it, without the carriage returns
- * and backspaces of progress meters (mke2fs prints those).
+ * Push text as log lines: one per line of it, each as a terminal would show
+ * it at its end (the carriage returns and backspaces of progress meters
+ * applied: mke2fs prints those).
  */
 static void
 push_lines(struct run_model *m, const char *text, unsigned flags, int owner, unsigned shard)
 {
 	struct strbuf line = STRBUF_INIT;
 
-	for (const char *p = text;; p++) {
-		if (*p == '\n' || !*p) {
-			logring_push(&m->log, line.buf, flags, owner, shard);
-			strbuf_reset(&line);
-			if (!*p || !p[1])
-				break;
-			continue;
-		}
-		if (*p == '\b') {
-			if (line.len)
-				strbuf_setlen(&line, line.len - 1);
-			continue;
-		}
-		if (*p == '\r')
-			continue;
-		strbuf_addch(&line, *p);
+	for (const char *p = text;;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		strbuf_reset(&line);
+		text_overstrike(p, n, &line);
+		logring_push(&m->log, line.buf, flags, owner, shard);
+		if (!nl || !nl[1])
+			break;
+		p = nl + 1;
 	}
 	strbuf_release(&line);
 }

@@ -124,10 +124,10 @@ test_model_events(void **state)
 	/* a console line with a progress meter's backspaces, two lines in one */
 	ev.type = EV_CONSOLE;
 	ev.config = "ext4/4k";
-	ev.u.line.text = "Writing  0/40\b\b\b\b\bdone\nnext line";
+	ev.u.line.text = "Writing  0/40\b\b\b\b\b10/40\rWriting done \nnext line";
 	emit(&m, &ev);
 	assert_int_equal(m.log.n, 4);
-	assert_string_equal(logring_get(&m.log, 2)->text, "Writing done");
+	assert_string_equal(logring_get(&m.log, 2)->text, "Writing done ");
 	assert_string_equal(logring_get(&m.log, 3)->text, "next line");
 	assert_true(logring_get(&m.log, 3)->flags & LOGF_CONSOLE);
 	assert_int_equal(logring_get(&m.log, 0)->test, 0);
