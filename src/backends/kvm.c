@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/paths.h"
 #include "core/spawn.h"
 #include "core/util.h"
 
@@ -142,4 +144,73 @@ kvm_try_boot(struct loop *loop, const char *qemu, const char *kernel, unsigned t
 	else
 		free(msg);
 	return r;
+}
+
+/* ---- the verdict of a boot trial, per host boot ---- */
+
+static char *
+verdict_path(void)
+{
+	char *dir = NULL, *p;
+
+	if (fswb_dir_make(DIR_CACHE, "qemu", &dir) != OK)
+		return NULL;
+	p = path_join(dir, "kvm-verdict");
+	free(dir);
+	return p;
+}
+
+/* "BOOT_ID QEMU_PATH QEMU_MTIME": a verdict is for one host boot and binary. */
+static char *
+verdict_key(const char *qemu)
+{
+	char *boot = NULL;
+	size_t len;
+	struct stat st;
+	char *key;
+
+	if (read_file("/proc/sys/kernel/random/boot_id", 128, &boot, &len) != OK)
+		boot = xstrdup("unknown");
+	str_trim(boot);
+	if (stat(qemu, &st))
+		st.st_mtime = 0;
+	key = xasprintf("%s %s %lld", boot, qemu, (long long)st.st_mtime);
+	free(boot);
+	return key;
+}
+
+int
+kvm_verdict(const char *qemu, char **why)
+{
+	char *path = verdict_path(), *text = NULL, *key = verdict_key(qemu);
+	size_t len, klen = strlen(key);
+	int v = -1;
+
+	if (path && read_file(path, 4096, &text, &len) == OK && len > klen + 2 &&
+	    !strncmp(text, key, klen) && text[klen] == '\n') {
+		v = text[klen + 1] == '1';
+		if (!v && why) {
+			*why = xstrdup(text + klen + 3);
+			str_trim(*why);
+		}
+	}
+	error_clear();
+	free(path);
+	free(text);
+	free(key);
+	return v;
+}
+
+void
+kvm_verdict_save(const char *qemu, bool works, const char *why)
+{
+	char *path = verdict_path(), *key = verdict_key(qemu);
+	char *text = xasprintf("%s\n%d %s\n", key, works, why ? why : "");
+
+	if (path)
+		write_file_atomic(path, text, strlen(text), 0644);
+	error_clear();
+	free(path);
+	free(key);
+	free(text);
 }

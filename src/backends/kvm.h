@@ -7,6 +7,8 @@
 #ifndef FSWB_BACKENDS_KVM_H
 #define FSWB_BACKENDS_KVM_H
 
+#include <stdbool.h>
+
 #include "core/loop.h"
 
 enum kvm_try {
@@ -32,5 +34,18 @@ enum kvm_try kvm_try_device(const char *dev, char **why);
  */
 enum kvm_try kvm_try_boot(struct loop *loop, const char *qemu, const char *kernel,
 			  unsigned timeout_ms, char **why);
+
+/*
+ * The verdict of the boot trial with qemu on this host boot, kept in fswb's
+ * cache dir (qemu/kvm-verdict) under the key "BOOT_ID QEMU_PATH QEMU_MTIME"
+ * (BOOT_ID from /proc/sys/kernel/random/boot_id): 1 KVM runs a guest, 0 it
+ * does not (*why, may be NULL, gets why: free() it), -1 not tried yet on
+ * this boot with this QEMU. Sessions, the probe and `fswb doctor` read the
+ * same verdict, so each screen says the same and the trial is made once per
+ * host boot.
+ */
+int kvm_verdict(const char *qemu, char **why);
+/* Keep a trial's verdict for this host boot (errors are ignored: it is a cache). */
+void kvm_verdict_save(const char *qemu, bool works, const char *why);
 
 #endif

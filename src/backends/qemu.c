@@ -157,74 +157,6 @@ kvm_device_problem(char **fix)
 	return why;
 }
 
-static char *
-verdict_path(void)
-{
-	char *dir = NULL, *p;
-
-	if (fswb_dir_make(DIR_CACHE, "qemu", &dir) != OK)
-		return NULL;
-	p = path_join(dir, "kvm-verdict");
-	free(dir);
-	return p;
-}
-
-/* "BOOT_ID QEMU_PATH QEMU_MTIME": a verdict is for one host boot and binary. */
-static char *
-verdict_key(const char *qemu)
-{
-	char *boot = NULL;
-	size_t len;
-	struct stat st;
-	char *key;
-
-	if (read_file("/proc/sys/kernel/random/boot_id", 128, &boot, &len) != OK)
-		boot = xstrdup("unknown");
-	str_trim(boot);
-	if (stat(qemu, &st))
-		st.st_mtime = 0;
-	key = xasprintf("%s %s %lld", boot, qemu, (long long)st.st_mtime);
-	free(boot);
-	return key;
-}
-
-/* The cached verdict: 1 works, 0 does not, -1 unknown. */
-static int
-cached_verdict(const char *qemu, char **why)
-{
-	char *path = verdict_path(), *text = NULL, *key = verdict_key(qemu);
-	size_t len, klen = strlen(key);
-	int v = -1;
-
-	if (path && read_file(path, 4096, &text, &len) == OK && len > klen + 2 &&
-	    !strncmp(text, key, klen) && text[klen] == '\n') {
-		v = text[klen + 1] == '1';
-		if (!v && why) {
-			*why = xstrdup(text + klen + 3);
-			str_trim(*why);
-		}
-	}
-	error_clear();
-	free(path);
-	free(text);
-	free(key);
-	return v;
-}
-
-static void
-save_verdict(const char *qemu, bool works, const char *why)
-{
-	char *path = verdict_path(), *key = verdict_key(qemu);
-	char *text = xasprintf("%s\n%d %s\n", key, works, why ? why : "");
-
-	if (path)
-		write_file_atomic(path, text, strlen(text), 0644);
-	error_clear();
-	free(path);
-	free(key);
-	free(text);
-}
-
 /* Decide KVM or TCG for a session; *warning gets why not KVM. */
 static bool
 use_kvm(struct loop *loop, const struct session_spec *spec, const char *qemu, char **warning)
@@ -250,11 +182,11 @@ use_kvm(struct loop *loop, const struct session_spec *spec, const char *qemu, ch
 		free(fix);
 		return false;
 	}
-	v = cached_verdict(qemu, &why);
+	v = kvm_verdict(qemu, &why);
 	if (v < 0) {
 		why = NULL;
 		ok = kvm_try_boot(loop, qemu, spec->kernel, KVM_TEST_MS, &why) == KVM_TRY_OK;
-		save_verdict(qemu, ok, why);
+		kvm_verdict_save(qemu, ok, why);
 		v = ok;
 	}
 	if (!v) {
@@ -285,7 +217,7 @@ qemu_probe(const struct plan *plan, struct backend_probe *out)
 	out->usable = true;
 	why = kvm_device_problem(&fix);
 	if (!why) {
-		v = cached_verdict(qemu, &cached);
+		v = kvm_verdict(qemu, &cached);
 		if (v == 1) {
 			out->summary = xstrdup("ready: KVM");
 		} else if (v == 0) {
@@ -797,9 +729,16 @@ qemu_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backe
 
 	if (!max)
 		BUG("no room for the KVM finding");
-	if (k == KVM_TRY_OK && qemu && o->kernel && o->run_programs) {
+	/* the trial's verdict for this host boot, as sessions and the probe read it */
+	int v = k == KVM_TRY_OK && qemu ? kvm_verdict(qemu, &why) : -1;
+
+	if (v >= 0) {
+		k = v ? KVM_TRY_OK : KVM_TRY_NOBOOT;
+	} else if (k == KVM_TRY_OK && qemu && o->kernel && o->run_programs) {
 		k = kvm_try_boot(loop, qemu, o->kernel, o->trial_ms ? o->trial_ms : KVM_TEST_MS,
 				 &why);
+		if (k != KVM_TRY_UNTRIED)
+			kvm_verdict_save(qemu, k == KVM_TRY_OK, why);
 	} else if (k == KVM_TRY_OK) {
 		k = KVM_TRY_UNTRIED;
 		why = xstrdup(!o->run_programs ? "not tried with a guest"
@@ -810,7 +749,9 @@ qemu_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backe
 	if (k == KVM_TRY_OK) {
 		out->detail = xstrdup("a guest kernel runs under KVM: guests run at full speed");
 	} else if (k == KVM_TRY_UNTRIED) {
-		out->detail = xasprintf("%s opens and creates a VM; %s",
+		/* not known until a guest ran: never a tick before that */
+		out->state = FINDING_WARN;
+		out->detail = xasprintf("not known yet: %s opens and creates a VM; %s",
 					o->kvm_dev ? o->kvm_dev : "/dev/kvm", why);
 	} else {
 		out->state = FINDING_WARN;

@@ -65,8 +65,6 @@ print_json(const struct hostcheck *hc, const struct strvec *leases)
 			grp = json_object();
 			list = json_array();
 			json_object_set_new(grp, "name", json_string(f->group));
-			json_object_set_new(grp, "implemented",
-					    json_boolean(hc_group_implemented(f->group)));
 			json_object_set_new(grp, "findings", list);
 			json_array_append_new(groups, grp);
 		}

@@ -154,6 +154,37 @@ print_notrun(const struct section_result *s, const struct profiles *profiles)
 	strvec_clear(&reasons);
 }
 
+#define UNREACHED_SHOWN 12 /* names of unreached tests shown per configuration */
+
+/* A run the user stopped: the tests it cut off, with their time, and those it never reached. */
+static void
+print_stopped(const struct run_record *rec)
+{
+	term_fprintf(stdout, "\nStopped by you.\n");
+	for (size_t i = 0; i < rec->nsections; i++) {
+		const struct section_result *s = &rec->sections[i];
+		char took[32];
+
+		for (size_t k = 0; k < s->nstopped; k++)
+			term_fprintf(
+				stdout, "%s: %s was interrupted after %s\n", section_label(s),
+				s->stopped[k].test,
+				s->stopped[k].seconds >= 0
+					? format_duration(s->stopped[k].seconds, took, sizeof(took))
+					: "an unknown time");
+		if (!s->unreached.n)
+			continue;
+		term_fprintf(stdout, "%s: %zu test%s never reached:", section_label(s),
+			     s->unreached.n, s->unreached.n == 1 ? "" : "s");
+		for (size_t k = 0; k < s->unreached.n && k < UNREACHED_SHOWN; k++)
+			term_fprintf(stdout, " %s", s->unreached.v[k]);
+		if (s->unreached.n > UNREACHED_SHOWN)
+			term_fprintf(stdout, " and %zu more (run.json lists them)",
+				     s->unreached.n - UNREACHED_SHOWN);
+		term_fprintf(stdout, "\n");
+	}
+}
+
 void
 print_run_summary(const struct run_record *rec)
 {
@@ -189,7 +220,9 @@ print_run_summary(const struct run_record *rec)
 		print_failures(&rec->sections[i]);
 	for (size_t i = 0; i < rec->nsections; i++)
 		print_notrun(&rec->sections[i], have_profiles ? &profiles : NULL);
-	if (rec->stopped_at)
+	if (rec->interrupted)
+		print_stopped(rec);
+	else if (rec->stopped_at)
 		term_fprintf(stdout, "\nThe run stopped in %s.\n", rec->stopped_at);
 	if (rec->error)
 		term_fprintf(stdout, "\nError: %s\n", rec->error);

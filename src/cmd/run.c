@@ -300,7 +300,12 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 	if (!json) {
 		clear_progress(&p);
 		print_run_dir_summary(p.run_dir);
-		if (code == 2 && p.any_test)
+		if (code == EXIT_STOPPED)
+			term_fprintf(stdout,
+				     "The run was stopped (exit status %d); its run directory "
+				     "keeps what ran.\n",
+				     EXIT_STOPPED);
+		else if (code == 2 && p.any_test)
 			term_fprintf(stdout, "Results were lost; see the error above.\n");
 		else if (code == 2)
 			term_fprintf(stdout, "Nothing could run%s.\n",

@@ -109,6 +109,9 @@ enum kmsg_flag {
 
 #define KMSG_BAD (KMSG_WARNING | KMSG_BUG | KMSG_OOPS | KMSG_LOCKDEP | KMSG_PANIC | KMSG_OTHER_BAD)
 
+/* fswb's exit status when the user stopped the run (Ctrl-C), as a shell gives SIGINT's. */
+#define EXIT_STOPPED 130
+
 /* Test counts, as in check's summary and fswb's per-config line. */
 struct test_counts {
 	unsigned ran; /* check's "Ran:" count: tests that ran (pass + fail) */
@@ -186,9 +189,15 @@ struct event {
 			const char *message;
 		} error; /* also WARNING, with code OK */
 		struct {
-			int exit_code; /* 0 all passed, 1 a test failed, 2 nothing could run */
+			/* 0 all passed, 1 a test failed, 2 nothing could run,
+			 * EXIT_STOPPED the user stopped it */
+			int exit_code;
 			bool interrupted;
 			struct test_counts counts;
+			/* the tests the run would have run and never started, each
+			 * with its configuration: NULL-terminated lists; may be NULL */
+			const char *const *unreached;
+			const char *const *unreached_config;
 		} end;
 	} u;
 };

@@ -155,6 +155,18 @@ event_to_json(const struct event *ev, struct strbuf *out)
 		if (ev->u.end.interrupted)
 			json_object_set_new(o, "interrupted", json_true());
 		json_object_set_new(o, "counts", counts_json(&ev->u.end.counts));
+		if (ev->u.end.unreached && ev->u.end.unreached[0]) {
+			json_t *a = json_array();
+
+			for (size_t i = 0; ev->u.end.unreached[i]; i++)
+				json_array_append_new(
+					a, json_pack("{s:s,s:s?}", "test", ev->u.end.unreached[i],
+						     "config",
+						     ev->u.end.unreached_config
+							     ? ev->u.end.unreached_config[i]
+							     : NULL));
+			json_object_set_new(o, "unreached", a);
+		}
 		break;
 	case EV_TYPE_COUNT:
 		BUG("bad event type");
@@ -255,6 +267,29 @@ get_reasons(json_t *o, unsigned *reasons)
 	return OK;
 }
 
+/* RUN_END's "unreached": [ { "test": ..., "config": ... } ]; entries without a test are left out. */
+static void
+get_unreached(json_t *a, struct event_owned *e)
+{
+	json_t *it;
+	size_t i;
+
+	json_array_foreach(a, i, it)
+	{
+		const char *test = json_string_value(json_object_get(it, "test"));
+		const char *config = json_string_value(json_object_get(it, "config"));
+
+		if (!test)
+			continue;
+		strvec_push(&e->unreached, test);
+		strvec_push(&e->unreached_config, config ? config : "");
+	}
+	if (e->unreached.n) {
+		e->ev.u.end.unreached = (const char *const *)e->unreached.v;
+		e->ev.u.end.unreached_config = (const char *const *)e->unreached_config.v;
+	}
+}
+
 static enum status
 parse_object(json_t *o, struct event_owned *e)
 {
@@ -345,6 +380,7 @@ parse_object(json_t *o, struct event_owned *e)
 		ev->u.end.exit_code = (int)get_uint(o, "exit_code");
 		ev->u.end.interrupted = json_is_true(json_object_get(o, "interrupted"));
 		get_counts(json_object_get(o, "counts"), &ev->u.end.counts);
+		get_unreached(json_object_get(o, "unreached"), e);
 		break;
 	case EV_TYPE_COUNT:
 		BUG("bad event type");
@@ -361,6 +397,8 @@ event_from_json(const char *line, struct event_owned *out)
 
 	memset(out, 0, sizeof(*out));
 	strvec_init(&out->strings);
+	strvec_init(&out->unreached);
+	strvec_init(&out->unreached_config);
 	o = json_loads(line, JSON_DECODE_ANY, &jerr);
 	if (!o)
 		return error(ERR_INVALID, "not JSON: %s", jerr.text);
@@ -377,6 +415,8 @@ void
 event_json_release(struct event_owned *e)
 {
 	strvec_clear(&e->strings);
+	strvec_clear(&e->unreached);
+	strvec_clear(&e->unreached_config);
 }
 
 enum status

@@ -26,7 +26,8 @@ void event_to_json(const struct event *ev, struct strbuf *out);
 /* A parsed event and the strings it points to. */
 struct event_owned {
 	struct event ev;
-	struct strvec strings; /* owns every string ev points to */
+	struct strvec strings;			   /* owns every string ev points to */
+	struct strvec unreached, unreached_config; /* RUN_END's lists */
 };
 
 /* Parse one line; ERR_INVALID with a message naming the bad field. */

@@ -72,6 +72,10 @@ section_release(struct section_result *s)
 	free(s->mount_options);
 	free(s->stopped_at);
 	strvec_clear(&s->properties);
+	for (size_t i = 0; i < s->nstopped; i++)
+		free(s->stopped[i].test);
+	free(s->stopped);
+	strvec_clear(&s->unreached);
 }
 
 void
@@ -493,6 +497,20 @@ run_record_to_json(const struct run_record *rec)
 		json_object_set_new(o, "mount_options", jstr(s->mount_options));
 		json_object_set_new(o, "interrupted", json_boolean(s->interrupted));
 		json_object_set_new(o, "stopped_at", jstr(s->stopped_at));
+		if (s->nstopped) {
+			json_t *a = json_array();
+
+			for (size_t k = 0; k < s->nstopped; k++)
+				json_array_append_new(
+					a, json_pack("{s:s,s:o}", "test", s->stopped[k].test,
+						     "seconds",
+						     s->stopped[k].seconds >= 0
+							     ? json_real(s->stopped[k].seconds)
+							     : json_null()));
+			json_object_set_new(o, "stopped", a);
+		}
+		if (s->unreached.n)
+			json_object_set_new(o, "unreached", json_strvec(&s->unreached));
 		json_object_set_new(o, "counts", jcounts(&sc[i]));
 		if (s->properties.n) {
 			json_t *p = json_object();
@@ -686,6 +704,45 @@ out:
 	return rc;
 }
 
+void
+section_add_stop(struct section_result *sec, const char *test, double seconds)
+{
+	sec->stopped = xrealloc(sec->stopped, (sec->nstopped + 1) * sizeof(*sec->stopped));
+	sec->stopped[sec->nstopped].test = xstrdup(test);
+	sec->stopped[sec->nstopped].seconds = seconds;
+	sec->nstopped++;
+}
+
+/* "stopped": [ { "test": ..., "seconds": ... } ], when there. */
+static enum status
+read_stopped(struct jreader *c, json_t *a, struct section_result *sec)
+{
+	json_t *it;
+	size_t i;
+
+	if (!a || json_is_null(a))
+		return OK;
+	if (!json_is_array(a))
+		return jread_bad_at(c, "stopped", "must be a list");
+	json_array_foreach(a, i, it)
+	{
+		const char *test = json_string_value(json_object_get(it, "test"));
+		json_t *secs = json_object_get(it, "seconds");
+		double seconds = -1;
+
+		if (!test || !catalogue_test_name_ok(test))
+			return jread_bad_at(c, "stopped", "holds an entry without a test name");
+		if (secs && !json_is_null(secs)) {
+			seconds = json_is_number(secs) ? json_number_value(secs) : -2;
+			if (!results_seconds_ok(seconds))
+				return jread_bad_at(c, "stopped",
+						    "holds seconds that are not 0 to 10000000");
+		}
+		section_add_stop(sec, test, seconds);
+	}
+	return OK;
+}
+
 static enum status
 read_section(struct jreader *c, json_t *o, struct run_record *rec)
 {
@@ -710,8 +767,13 @@ read_section(struct jreader *c, json_t *o, struct run_record *rec)
 	    (rc = jread_str(c, o, "mkfs_options", true, &sec->mkfs_options)) != OK ||
 	    (rc = jread_str(c, o, "mount_options", true, &sec->mount_options)) != OK ||
 	    (rc = jread_bool(c, o, "interrupted", &sec->interrupted)) != OK ||
-	    (rc = jread_str(c, o, "stopped_at", true, &sec->stopped_at)) != OK)
+	    (rc = jread_str(c, o, "stopped_at", true, &sec->stopped_at)) != OK ||
+	    (rc = read_stopped(c, json_object_get(o, "stopped"), sec)) != OK ||
+	    (rc = jread_strvec(c, o, "unreached", &sec->unreached)) != OK)
 		return rc;
+	for (size_t i = 0; i < sec->unreached.n; i++)
+		if (!catalogue_test_name_ok(sec->unreached.v[i]))
+			return jread_bad_at(c, "unreached", "holds a name that is not a test name");
 	props = json_object_get(o, "properties");
 	if (props && !json_is_null(props)) {
 		const char *key;
@@ -1857,6 +1919,62 @@ platform_words(struct run_record *rec, const char *platform)
 	strvec_clear(&w);
 }
 
+/* A test started: "CONFIG\tTEST" and when, until it ends. */
+static void
+running_add(struct results_writer *w, const struct event *ev)
+{
+	w->running_ms = xrealloc(w->running_ms, (w->running.n + 1) * sizeof(*w->running_ms));
+	w->running_ms[w->running.n] = ev->wall_ms;
+	strvec_pushf(&w->running, "%s\t%s", ev->config ? ev->config : "", ev->u.test_start.test);
+}
+
+static void
+running_drop(struct results_writer *w, const char *config, const char *test)
+{
+	char *key = xasprintf("%s\t%s", config ? config : "", test);
+
+	for (size_t i = 0; i < w->running.n; i++) {
+		if (strcmp(w->running.v[i], key))
+			continue;
+		free(w->running.v[i]);
+		memmove(&w->running.v[i], &w->running.v[i + 1],
+			(w->running.n - i) * sizeof(char *));
+		memmove(&w->running_ms[i], &w->running_ms[i + 1],
+			(w->running.n - i - 1) * sizeof(*w->running_ms));
+		w->running.n--;
+		break;
+	}
+	free(key);
+}
+
+/* The run ends: the tests a stop cut off, and those it never reached. */
+static void
+run_end_tests(struct results_writer *w, const struct event *ev)
+{
+	struct section_result *sec;
+
+	for (size_t i = 0; ev->u.end.interrupted && i < w->running.n; i++) {
+		char *tab = strchr(w->running.v[i], '\t');
+		char *config = xstrndup(w->running.v[i], (size_t)(tab - w->running.v[i]));
+
+		sec = run_record_section(&w->rec, *config ? config : NULL, *config ? config : NULL);
+		section_add_stop(sec, tab + 1,
+				 ev->wall_ms >= w->running_ms[i]
+					 ? (double)(ev->wall_ms - w->running_ms[i]) / 1000
+					 : -1);
+		free(config);
+	}
+	strvec_clear(&w->running);
+	for (size_t i = 0; ev->u.end.unreached && ev->u.end.unreached[i]; i++) {
+		const char *config = ev->u.end.unreached_config && *ev->u.end.unreached_config[i]
+					     ? ev->u.end.unreached_config[i]
+					     : NULL;
+
+		sec = run_record_section(&w->rec, config, config);
+		strvec_push(&sec->unreached, ev->u.end.unreached[i]);
+	}
+}
+
 static void
 writer_event(void *data, const struct event *ev)
 {
@@ -1886,6 +2004,8 @@ writer_event(void *data, const struct event *ev)
 		sec = run_record_section(rec, ev->config, ev->config);
 		replace(&sec->stopped_at, ev->u.test_start.test);
 		replace(&rec->stopped_at, ev->u.test_start.test);
+		if (!ev->u.test_start.rerun)
+			running_add(w, ev);
 		writer_save(w);
 		break;
 	case EV_TEST_END: {
@@ -1893,6 +2013,7 @@ writer_event(void *data, const struct event *ev)
 		struct test_result *t;
 
 		sec = run_record_section(rec, ev->config, ev->config);
+		running_drop(w, ev->config, name);
 		t = section_find_test(sec, name);
 		if (!t || ev->u.test_end.rerun == 0 || t->reruns < ev->u.test_end.rerun) {
 			t = section_add_test(sec, name, ev->u.test_end.status,
@@ -1924,7 +2045,13 @@ writer_event(void *data, const struct event *ev)
 		if (ev->u.error.message)
 			replace(&rec->error, ev->u.error.message);
 		break;
+	case EV_STAGE_END:
+		/* a stage that failed (the kernel, the appliance, a boot) is the run's error */
+		if (ev->u.stage.code != OK && ev->u.stage.message)
+			replace(&rec->error, ev->u.stage.message);
+		break;
 	case EV_RUN_END:
+		run_end_tests(w, ev);
 		rec->end_ms = ev->wall_ms;
 		rec->exit_code = ev->u.end.exit_code;
 		if (ev->u.end.interrupted)
@@ -1943,6 +2070,7 @@ results_writer_init(struct results_writer *w, const char *path)
 {
 	memset(w, 0, sizeof(*w));
 	run_record_init(&w->rec);
+	strvec_init(&w->running);
 	w->path = path ? xstrdup(path) : NULL;
 	w->status = OK;
 }
@@ -1951,6 +2079,9 @@ void
 results_writer_release(struct results_writer *w)
 {
 	run_record_release(&w->rec);
+	strvec_clear(&w->running);
+	free(w->running_ms);
+	w->running_ms = NULL;
 	free(w->path);
 	free(w->message);
 	w->path = w->message = NULL;

@@ -94,7 +94,8 @@ struct test_result {
 	char *detail;	  /* the diff and what else check printed; may be NULL */
 	char *hints;	  /* check's hints after a failure (TEST.hints); may be NULL */
 	unsigned reruns;
-	unsigned shard; /* the guest that ran it in a run of several at once (1..N); 0: not sharded */
+	unsigned
+		shard; /* the guest that ran it in a run of several at once (1..N); 0: not sharded */
 	/*
 	 * Every run of the test in order, the first one included, when it ran
 	 * more than once (none in a run.json written before they were kept).
@@ -103,6 +104,11 @@ struct test_result {
 	size_t niterations, alloc_iterations;
 	/* artifact paths; NULL when there is none */
 	char *out_bad, *full, *dmesg, *kmsg;
+};
+
+struct test_stop {
+	char *test;
+	double seconds; /* it had run when the run stopped; < 0 when unknown */
 };
 
 struct section_result {
@@ -115,6 +121,10 @@ struct section_result {
 	struct test_counts counts;
 	bool interrupted;
 	char *stopped_at; /* the test it was cut off in, or NULL */
+	/* A stopped run (Ctrl-C): the tests it cut off, with how long each had run. */
+	struct test_stop *stopped;
+	size_t nstopped;
+	struct strvec unreached; /* the tests it would have run and never started */
 };
 
 struct run_record {
@@ -155,6 +165,8 @@ struct test_result *section_find_test(struct section_result *sec, const char *te
  * one more rerun of it, failing it when this run failed. The strings are
  * copied. Returns the entry.
  */
+/* A test a stopped run cut off after seconds (< 0: unknown). */
+void section_add_stop(struct section_result *sec, const char *test, double seconds);
 struct test_result *section_add_test(struct section_result *sec, const char *test,
 				     enum test_status status, double seconds, unsigned reasons,
 				     const char *reason, const char *detail, const char *hints);
@@ -269,6 +281,9 @@ struct results_writer {
 	char *path;
 	enum status status;
 	char *message; /* of the first failed write */
+	/* the tests started and not ended: "CONFIG\tTEST", and when they started */
+	struct strvec running;
+	uint64_t *running_ms;
 };
 
 void results_writer_init(struct results_writer *w, const char *path);

@@ -174,6 +174,7 @@ struct engine {
 
 	bool dry_run_any, dry_run_failed; /* check -n ran, and said which tests would run */
 	struct strvec notices;		  /* the sessions' notices said so far */
+	struct strvec stopped;		  /* "CONFIG\tTEST" a stop cut off */
 
 	/* how long tests take: earlier runs, SOAK_DURATION, the tests' groups */
 	struct estimator est;
@@ -466,6 +467,7 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->exit_code = 2;
 	estimator_init(&e->est, false);
 	strvec_init(&e->notices);
+	strvec_init(&e->stopped);
 	*out = e;
 	return OK;
 }
@@ -702,13 +704,11 @@ work_abandon(struct engine *e, struct work *w, const char *why)
 	w->abandoned = true;
 	if (!w->ntodo)
 		return;
+	/* they stay in todo: the run's end lists them as never reached */
 	msg = xasprintf("%zu test%s of '%s' will not run: %s", w->ntodo, w->ntodo == 1 ? "" : "s",
 			w->cfg->name, why);
 	warn(e, NULL, msg);
 	free(msg);
-	for (size_t i = 0; i < w->ntodo; i++)
-		free(w->todo[i].test);
-	w->ntodo = 0;
 }
 
 /*
@@ -1987,15 +1987,17 @@ shard_done(struct shard *sh)
 		e->shell_shard = NULL;
 	}
 	line_asm_reset(&sh->out_line);
-	free(sh->current_test);
-	sh->current_test = NULL;
 	sh->failed = false;
-	/* the batch's tests that did not end wait for another guest */
+	/* the batch's tests that did not end wait for another guest (or are never reached) */
 	for (size_t i = sh->batch.n; i-- > 0;)
-		if (!e->interrupted)
+		if (!sh->current_test || strcmp(sh->batch.v[i], sh->current_test))
 			work_push(w, sh->batch.v[i], expect_test(e, w->cfg, sh->batch.v[i], NULL),
 				  true);
 	strvec_clear(&sh->batch);
+	if (sh->current_test) /* cut off by a stop: no TEST_END */
+		strvec_pushf(&e->stopped, "%s\t%s", w->cfg->name, sh->current_test);
+	free(sh->current_test);
+	sh->current_test = NULL;
 	if (sh->job_failed)
 		work_abandon(e, w, "its guest cannot run them (see the error above)");
 	else if (failed && !sh->restart && sh->ended_here == 0 && ++w->failures >= e->nshards)
@@ -2279,10 +2281,49 @@ shard_go(struct shard *sh)
 	if (all_idle(e))
 		finish_run(e);
 }
+/*
+ * The tests the run would have run and never started: what waits in the
+ * queues, and for a configuration run as one check that did not end, its
+ * selection (when the catalogue gives it) less what ended or was cut off.
+ */
+static void
+collect_unreached(struct engine *e, struct strvec *tests, struct strvec *configs)
+{
+	for (size_t i = 0; i < e->nworks; i++) {
+		struct work *w = &e->works[i];
+		struct catalogue_selection sel;
+		char *key;
+
+		for (size_t j = 0; j < w->ntodo; j++) {
+			strvec_push(tests, w->todo[j].test);
+			strvec_push(configs, w->cfg->name);
+		}
+		if (w->listed || w->done || !e->have_cat)
+			continue;
+		if (inventory_selection(&e->plan, e->profiles, &e->cat, NULL, w->cfg, &sel) != OK) {
+			error_clear();
+			continue;
+		}
+		for (size_t j = 0; j < sel.tests.n; j++) {
+			const char *t = sel.tests.v[j];
+
+			key = xasprintf("%s\t%s", w->cfg->name, t);
+			if (!strvec_contains(&sel.expunged, t) && !done_already(w, t) &&
+			    !strvec_contains(&e->stopped, key)) {
+				strvec_push(tests, t);
+				strvec_push(configs, w->cfg->name);
+			}
+			free(key);
+		}
+		catalogue_selection_release(&sel);
+	}
+}
+
 static void
 finish_run(struct engine *e)
 {
 	struct event ev = { .type = EV_RUN_END };
+	struct strvec unreached = STRVEC_INIT, unreached_cfg = STRVEC_INIT;
 	char *junit;
 
 	if (e->done)
@@ -2305,23 +2346,33 @@ finish_run(struct engine *e)
 		fail_event(e, NULL, ERR_IO, msg);
 		free(msg);
 	}
-	if (e->plan.dry_run)
-		e->exit_code = e->dry_run_any && !e->dry_run_failed && !e->interrupted ? 0 : 2;
+	if (e->interrupted)
+		e->exit_code = EXIT_STOPPED;
+	else if (e->plan.dry_run)
+		e->exit_code = e->dry_run_any && !e->dry_run_failed ? 0 : 2;
 	else if (!e->counts.ran && !e->counts.crashed && !e->counts.hung)
 		e->exit_code = 2;
 	else if (e->counts.failed || e->counts.crashed || e->counts.hung)
 		e->exit_code = 1;
 	else
-		e->exit_code = e->interrupted ? 1 : 0;
+		e->exit_code = 0;
 	if (e->exit_code < e->lost_exit)
 		e->exit_code = e->lost_exit;
 	ev.u.end.exit_code = e->exit_code;
 	ev.u.end.interrupted = e->interrupted;
 	ev.u.end.counts = e->counts;
+	if (!e->plan.dry_run)
+		collect_unreached(e, &unreached, &unreached_cfg);
+	if (unreached.n) {
+		ev.u.end.unreached = (const char *const *)unreached.v;
+		ev.u.end.unreached_config = (const char *const *)unreached_cfg.v;
+	}
 	backend_discard(e->run);
 	e->run = NULL;
 	e->done = true;
 	emit(e, NULL, &ev);
+	strvec_clear(&unreached);
+	strvec_clear(&unreached_cfg);
 	if (results_writer_flush(&e->results) != OK)
 		e->exit_code = 2; /* run.json is not complete: said by the writer's status */
 }
@@ -2516,6 +2567,7 @@ engine_free(struct engine *e)
 		work_release(&e->works[i]);
 	free(e->works);
 	strvec_clear(&e->notices);
+	strvec_clear(&e->stopped);
 	if (e->have_kernel)
 		kernel_release(&e->kernel);
 	if (e->have_appliance)

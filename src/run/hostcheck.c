@@ -8,10 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "run/hostcheck.h"
@@ -26,35 +24,15 @@
 #define PROGRAM_MS     5000
 #define SBIN_DEFAULT   "/usr/sbin:/sbin"
 
-/* The groups that are not a backend of this fswb: the host, and the planned backends. */
-static const struct {
-	const char *name, *title;
-} groups[] = {
-	{ HC_HOST, "the kernel, disk and tools on this machine" },
-	{ "libvirt", "planned; not needed for the default local QEMU runs" },
-	{ "gce", "Google Compute Engine, planned; not needed for the default local QEMU runs" },
-	{ "ssh", "a test machine over ssh, planned; not needed for the default local QEMU runs" },
-	{ "adb", "an Android device, planned; not needed for the default local QEMU runs" },
-};
-
-bool
-hc_group_implemented(const char *group)
-{
-	if (!strcmp(group, HC_HOST))
-		return true;
-	for (const char *const *name = backend_names(); *name; name++)
-		if (!strcmp(*name, group))
-			return true;
-	return false;
-}
-
 const char *
 hc_group_title(const char *group)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(groups); i++)
-		if (!strcmp(groups[i].name, group))
-			return groups[i].title;
-	return hc_group_implemented(group) ? backend_find(group)->description : "?";
+	const struct backend_ops *ops;
+
+	if (!strcmp(group, HC_HOST))
+		return "the kernel, disk and tools on this machine";
+	ops = backend_find(group);
+	return ops ? ops->description : "?";
 }
 
 const char *
@@ -235,105 +213,6 @@ hostcheck_free_space(const char *dir, uint64_t *bytes)
 	return OK;
 }
 
-void
-hostcheck_socket(const char *path, bool *present, bool *connectable, int *err)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd;
-
-	*present = *connectable = false;
-	*err = 0;
-	if (stat(path, &st) || !S_ISSOCK(st.st_mode))
-		return;
-	*present = true;
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		*err = ENAMETOOLONG;
-		return;
-	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		*err = errno;
-		return;
-	}
-	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		*connectable = true;
-	else
-		*err = errno;
-	close(fd);
-}
-
-void
-hostcheck_ssh_keys(const char *home, struct strvec *keys)
-{
-	char *dir = path_join(home, ".ssh");
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	if (d) {
-		while ((de = readdir(d))) {
-			char *p;
-
-			if (!str_startswith(de->d_name, "id_") || str_endswith(de->d_name, ".pub"))
-				continue;
-			p = path_join(dir, de->d_name);
-			if (!path_is_dir(p))
-				strvec_push(keys, p);
-			free(p);
-		}
-		closedir(d);
-	}
-	strvec_sort(keys);
-	free(dir);
-}
-
-char *
-hostcheck_gce_credentials(const char *env_value, const char *home, char **looked)
-{
-	char *path;
-
-	if (env_value && *env_value)
-		path = xstrdup(env_value);
-	else
-		path = path_join(home, ".config/gcloud/application_default_credentials.json");
-	if (looked)
-		*looked = xstrdup(path);
-	if (access(path, R_OK) || path_is_dir(path)) {
-		free(path);
-		return NULL;
-	}
-	return path;
-}
-
-size_t
-hostcheck_adb_parse(const char *text, struct strvec *devices)
-{
-	struct strvec lines = STRVEC_INIT;
-	size_t ready = 0;
-
-	strvec_split(&lines, text, "\n");
-	for (size_t i = 0; i < lines.n; i++) {
-		char *line = str_trim(lines.v[i]);
-		char *tab = line + strcspn(line, " \t");
-		char *state;
-
-		if (!*line || *line == '*' || str_startswith(line, "List of devices") || !*tab)
-			continue;
-		*tab++ = '\0';
-		state = str_trim(tab);
-		if (!*state)
-			continue;
-		if (!strcmp(state, "device"))
-			ready++;
-		strvec_pushf(devices, "%s %s", line, state);
-	}
-	strvec_clear(&lines);
-	return ready;
-}
-
-/* ---- all of it ---- */
-
 static struct hc_finding *
 add(struct hostcheck *hc, const char *g, enum hc_state s, bool required, const char *name,
     char *detail, char *fix)
@@ -357,7 +236,6 @@ struct ctx {
 	const struct hostcheck_opts *o;
 	struct hostcheck *hc;
 	const char *sbin;
-	char *home;
 };
 
 /*
@@ -582,176 +460,14 @@ check_backend(struct ctx *c, const struct backend_ops *ops)
 	}
 }
 
-static void
-check_libvirt(struct ctx *c)
-{
-	static const char *const socks[] = { "libvirt-sock", "virtqemud-sock" };
-	const char *dir = c->o->libvirt_dir ? c->o->libvirt_dir : "/run/libvirt";
-	bool any = false;
-	int err = 0;
-	char *seen = NULL;
-
-	for (size_t i = 0; i < ARRAY_SIZE(socks); i++) {
-		char *p = path_join(dir, socks[i]);
-		bool present, conn;
-		int e;
-
-		hostcheck_socket(p, &present, &conn, &e);
-		if (conn) {
-			add(c->hc, "libvirt", HC_OK, false, "libvirt socket",
-			    xasprintf("%s accepts connections", p), NULL);
-			free(p);
-			free(seen);
-			return;
-		}
-		if (present && !any) {
-			any = true;
-			err = e;
-			seen = xstrdup(p);
-		}
-		free(p);
-	}
-	if (!any) {
-		char *inst = hostcheck_install_cmd(&c->hc->os, "libvirtd");
-
-		add(c->hc, "libvirt", HC_MISSING, false, "libvirt socket",
-		    xasprintf("no %s/libvirt-sock or %s/virtqemud-sock (libvirt is not installed "
-			      "or not running)",
-			      dir, dir),
-		    xasprintf("%s && sudo systemctl enable --now %s", inst,
-			      c->hc->os.family == HC_FAMILY_FEDORA ? "virtqemud.socket"
-								   : "libvirtd"));
-		free(inst);
-	} else if (err == EACCES || err == EPERM) {
-		add(c->hc, "libvirt", HC_MISSING, false, "libvirt socket",
-		    xasprintf("%s is there but this user may not connect (not in the 'libvirt' "
-			      "group)",
-			      seen),
-		    xstrdup("sudo usermod -aG libvirt $USER (then log out and in again)"));
-	} else {
-		add(c->hc, "libvirt", HC_MISSING, false, "libvirt socket",
-		    xasprintf("%s is there but refuses connections (%s): the daemon is not "
-			      "running",
-			      seen, strerror(err)),
-		    xasprintf("sudo systemctl start %s", c->hc->os.family == HC_FAMILY_FEDORA
-								 ? "virtqemud.socket"
-								 : "libvirtd"));
-	}
-	free(seen);
-}
-
-static void
-check_gce(struct ctx *c)
-{
-	char *gcloud = path_which("gcloud", c->o->path, NULL);
-	const char *env = c->o->gce_credentials ? c->o->gce_credentials
-						: getenv("GOOGLE_APPLICATION_CREDENTIALS");
-	char *looked = NULL, *cred = hostcheck_gce_credentials(env, c->home, &looked);
-
-	if (gcloud)
-		add(c->hc, "gce", HC_OK, false, "gcloud", xstrdup(gcloud), NULL);
-	else
-		add(c->hc, "gce", HC_MISSING, false, "gcloud", xstrdup("(the Google Cloud CLI)"),
-		    xasprintf("%s (from Google's package repository: "
-			      "https://cloud.google.com/sdk/docs/install)",
-			      c->hc->os.family == HC_FAMILY_FEDORA
-				      ? "sudo dnf install google-cloud-cli"
-				      : "sudo apt-get install google-cloud-cli"));
-	if (cred)
-		add(c->hc, "gce", HC_OK, false, "GCE credentials", xstrdup(cred), NULL);
-	else
-		add(c->hc, "gce", HC_MISSING, false, "GCE credentials",
-		    xasprintf("no readable %s", looked),
-		    xstrdup(env && *env ? "point GOOGLE_APPLICATION_CREDENTIALS at a readable "
-					  "key file, or unset it and run: gcloud auth "
-					  "application-default login"
-					: "gcloud auth application-default login"));
-	free(cred);
-	free(looked);
-	free(gcloud);
-}
-
-static void
-check_ssh(struct ctx *c)
-{
-	struct strvec keys = STRVEC_INIT;
-
-	free(check_program(c, "ssh", false, "ssh", NULL, "the ssh backend connects with it"));
-	hostcheck_ssh_keys(c->home, &keys);
-	if (keys.n) {
-		char *list = strvec_join(&keys, ", ");
-
-		add(c->hc, "ssh", HC_OK, false, "ssh keys", list, NULL);
-	} else {
-		add(c->hc, "ssh", HC_MISSING, false, "ssh keys",
-		    xasprintf("no %s/.ssh/id_* key", c->home),
-		    xstrdup("ssh-keygen -t ed25519 (then ssh-copy-id root@TEST-MACHINE)"));
-	}
-	strvec_clear(&keys);
-}
-
-static void
-check_adb(struct ctx *c)
-{
-	char *adb = check_program(c, "adb", false, "adb", NULL,
-				  "the Android backend talks to the device with it");
-	const char *argv[] = { adb, "devices", NULL };
-	struct strbuf out = STRBUF_INIT;
-	struct strvec devs = STRVEC_INIT;
-	struct child_exit ex = { 0 };
-	bool timed_out = false;
-	size_t ready;
-
-	if (!adb || !c->o->run_programs)
-		goto out;
-	if (run_timed(c, argv, &out, &ex, &timed_out) != OK) {
-		add(c->hc, "adb", HC_MISSING, false, "adb devices", xstrdup(error_msg()), NULL);
-		error_clear();
-		goto out;
-	}
-	if (timed_out || !ex.exited || ex.code) {
-		add(c->hc, "adb", HC_MISSING, false, "adb devices",
-		    xasprintf("'adb devices' %s", timed_out ? "did not answer in time" : "failed"),
-		    xstrdup("adb kill-server; adb devices"));
-		goto out;
-	}
-	ready = hostcheck_adb_parse(out.buf, &devs);
-	if (ready) {
-		add(c->hc, "adb", HC_OK, false, "adb devices", strvec_join(&devs, ", "), NULL);
-	} else if (devs.n) {
-		char *list = strvec_join(&devs, ", ");
-		const char *fix = strstr(list, "unauthorized")
-					  ? "unlock the device and accept the USB debugging prompt"
-				  : strstr(list, "no permissions")
-					  ? "add a udev rule for the device (Debian: sudo apt-get "
-					    "install android-sdk-platform-tools-common) and "
-					    "reconnect it"
-					  : "reconnect the device, then: adb kill-server";
-
-		add(c->hc, "adb", HC_MISSING, false, "adb devices",
-		    xasprintf("none ready: %s", list), xstrdup(fix));
-		free(list);
-	} else {
-		add(c->hc, "adb", HC_MISSING, false, "adb devices", xstrdup("no device connected"),
-		    xstrdup("connect the device by USB with USB debugging on (Settings, "
-			    "Developer options)"));
-	}
-out:
-	strvec_clear(&devs);
-	strbuf_release(&out);
-	free(adb);
-}
-
 enum status
 hostcheck_run(struct loop *loop, const struct hostcheck_opts *opts, struct hostcheck *out)
 {
-	struct ctx c = { loop, opts, out, NULL, NULL };
-	const char *home = opts->home ? opts->home : getenv("HOME");
+	struct ctx c = { loop, opts, out, NULL };
 	enum status rc;
 
 	memset(out, 0, sizeof(*out));
 	c.sbin = opts->sbin ? opts->sbin : SBIN_DEFAULT;
-	c.home = xstrdup(home && *home ? home : "/");
 	rc = hostcheck_os(opts->os_release, &out->os);
 	if (rc != OK)
 		goto out;
@@ -762,10 +478,6 @@ hostcheck_run(struct loop *loop, const struct hostcheck_opts *opts, struct hostc
 	check_appliance(&c);
 	for (const char *const *name = backend_names(); *name; name++)
 		check_backend(&c, backend_find(*name));
-	check_libvirt(&c);
-	check_gce(&c);
-	check_ssh(&c);
-	check_adb(&c);
 
 	out->ready = true;
 	for (size_t i = 0; i < out->n; i++)
@@ -774,7 +486,6 @@ hostcheck_run(struct loop *loop, const struct hostcheck_opts *opts, struct hostc
 	if (!out->ready)
 		out->slow = false;
 out:
-	free(c.home);
 	return rc;
 }
 

@@ -12,13 +12,12 @@
  * Ubuntu use apt-get, Fedora dnf).
  *
  * Findings come in groups: "host" (kernel, cache disk, mkfs tools, the
- * appliance build), then one per backend of this fswb, from what the backend
- * declares (backend.h: its programs, and its doctor slot's own findings,
- * such as qemu's KVM), then the planned backends (libvirt, gce, ssh, adb).
- * Only the findings marked required decide whether the default path -- a
- * local QEMU guest booting an installed kernel with the appliance, ext4/4k
- * -- can work; the groups of backends that do not exist yet are
- * informational.
+ * appliance build), then one per backend of this fswb (backend_names()), from
+ * what the backend declares (backend.h: its programs, and its doctor slot's
+ * own findings, such as qemu's KVM). No list of backends lives here: a
+ * backend that does not exist has no findings. Only the findings marked
+ * required decide whether the default path -- a local QEMU guest booting an
+ * installed kernel with the appliance, ext4/4k -- can work.
  *
  *	required, decides `ready`:
  *	    qemu-system-x86_64, qemu-img, an installed kernel (or a kernel tree in
@@ -27,8 +26,7 @@
  *	warnings that leave it ready:
  *	    no usable KVM (sets `slow`), less than HOSTCHECK_DISK_WARN free
  *	informational:
- *	    mkfs.xfs, mkfs.btrfs, mkfs.f2fs (per filesystem of the profiles), the
- *	    libvirt socket, ssh keys, GCE credentials, adb and its devices
+ *	    mkfs.xfs, mkfs.btrfs, mkfs.f2fs (per filesystem of the profiles)
  *
  * KVM is decided by trying (qemu's doctor slot, backends/kvm.h), never by
  * the device node alone; its boot trial boots the installed kernel for at
@@ -44,7 +42,7 @@
  *
  * Programs run (each through spawn.h with a timeout, in its own process
  * group, only when found and opts->run_programs): QEMU and the mkfs tools for
- * their versions, `adb devices`, and the KVM boot trial. The loop must not
+ * their versions, and the KVM boot trial. The loop must not
  * be done on entry; other watchers keep running meanwhile.
  *
  * Every path, the PATH and the environment values it reads can be given in
@@ -68,9 +66,7 @@
 /* The group of the host's own findings; the others are named as their backends. */
 #define HC_HOST "host"
 
-/* Whether fswb has this backend today (and HC_HOST). */
-bool hc_group_implemented(const char *group);
-/* What the group is about, one line: a backend's description, or the planned ones' words. */
+/* What the group is about, one line: the host's, or the backend's description. */
 const char *hc_group_title(const char *group);
 
 enum hc_state {
@@ -140,48 +136,19 @@ char *hostcheck_version(const char *text);
  */
 enum status hostcheck_free_space(const char *dir, uint64_t *bytes);
 
-/*
- * A Unix socket: *present when path exists and is a socket, *connectable
- * when connect() succeeds; *err gets connect's errno otherwise (0 when it
- * connected or is not present).
- */
-void hostcheck_socket(const char *path, bool *present, bool *connectable, int *err);
-
-/* The private keys ~/.ssh/id_* (without .pub) under home, sorted. */
-void hostcheck_ssh_keys(const char *home, struct strvec *keys);
-
-/*
- * The GCE application-default credentials: env_value when non-empty (the
- * GOOGLE_APPLICATION_CREDENTIALS value), else
- * HOME/.config/gcloud/application_default_credentials.json. The path when
- * that file is readable, else NULL; *looked gets what was looked at. The
- * file's content is never read.
- */
-char *hostcheck_gce_credentials(const char *env_value, const char *home, char **looked);
-
-/*
- * `adb devices` output into states: one "SERIAL STATE" string per device
- * ("emulator-5554 device", "R58M unauthorized"). Returns how many are in
- * state "device" (ready).
- */
-size_t hostcheck_adb_parse(const char *text, struct strvec *devices);
-
 /* ---- all of it ---- */
 
 struct hostcheck_opts {
-	const char *path;	 /* PATH for programs; NULL: $PATH */
-	const char *sbin;	 /* also searched for sbin tools (mkfs.*); NULL: /usr/sbin:/sbin;
+	const char *path;	/* PATH for programs; NULL: $PATH */
+	const char *sbin;	/* also searched for sbin tools (mkfs.*); NULL: /usr/sbin:/sbin;
 				   "" none */
-	const char *os_release;	 /* NULL: /etc/os-release */
-	const char *kvm_dev;	 /* NULL: /dev/kvm */
-	const char *home;	 /* NULL: $HOME */
-	const char *cache_dir;	 /* NULL: fswb_dir(DIR_CACHE) */
-	const char *libvirt_dir; /* NULL: /run/libvirt */
-	const char *gce_credentials;	 /* NULL: $GOOGLE_APPLICATION_CREDENTIALS; "": unset */
-	const char *cwd;		 /* for a kernel tree here; NULL: the current directory */
+	const char *os_release; /* NULL: /etc/os-release */
+	const char *kvm_dev;	/* NULL: /dev/kvm */
+	const char *cache_dir;	/* NULL: fswb_dir(DIR_CACHE) */
+	const char *cwd;	/* for a kernel tree here; NULL: the current directory */
 	const struct profiles *profiles; /* the filesystems to check mkfs for; NULL: ext4,
 					    xfs, btrfs, f2fs */
-	bool run_programs;		 /* versions, adb devices, the KVM boot trial */
+	bool run_programs;		 /* versions, the KVM boot trial */
 	unsigned kvm_boot_ms;		 /* the boot trial's limit; 0: 6000 */
 	unsigned timeout_ms;		 /* any other program's limit; 0: 5000 */
 };

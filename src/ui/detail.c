@@ -195,9 +195,24 @@ add_hints(struct textdoc *d, const struct rm_test *t, const struct notrun_contex
 {
 	struct notrun_explanation ex;
 
+	if (t->state == RM_STOPPED) {
+		char took[32], *s = xasprintf("Interrupted%s%s: the run was stopped while it ran, "
+					      "so it has no outcome.",
+					      t->seconds >= 0 ? " after " : "",
+					      t->seconds >= 0 ? format_duration(t->seconds, took,
+										sizeof(took))
+							      : "");
+
+		textdoc_add_wrapped(d, R_BOLD, s, width);
+		free(s);
+		return;
+	}
 	if (t->state != RM_DONE) {
 		textdoc_add(d, R_BOLD,
-			    t->state == RM_RUNNING ? "This test is running." : "Not run yet.");
+			    t->state == RM_RUNNING ? "This test is running."
+			    : t->state == RM_UNREACHED
+				    ? "Not reached: the run was stopped before it."
+				    : "Not run yet.");
 		return;
 	}
 	switch (t->status) {
@@ -414,8 +429,10 @@ detail_open(struct ui *ui, struct run_model *m, size_t idx, const char *run_dir,
 		dmesg = guess(run_dir, t->config, t->name, ".dmesg");
 	golden = golden_out(run_dir, t->name);
 
-	what = t->state == RM_RUNNING	? "running"
-	       : t->state == RM_PENDING ? "not run yet"
+	what = t->state == RM_RUNNING	  ? "running"
+	       : t->state == RM_PENDING	  ? "not run yet"
+	       : t->state == RM_STOPPED	  ? "interrupted"
+	       : t->state == RM_UNREACHED ? "not reached"
 	       : t->status == TS_FAIL ? (t->reasons & FAIL_MISMATCH ? "output mismatch" : "failed")
 				      : test_status_str(t->status);
 	title = xasprintf("fswb \xc2\xb7 %s \xc2\xb7 %s", t->name, what);

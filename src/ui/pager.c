@@ -34,21 +34,21 @@ textdoc_addf(struct textdoc *d, enum role role, const char *fmt, ...)
 void
 textdoc_add_lines(struct textdoc *d, enum role role, const char *text)
 {
+	struct strbuf line = STRBUF_INIT;
 	const char *p = text ? text : "";
 
 	for (;;) {
 		const char *nl = strchr(p, '\n');
-		char *line = nl ? xstrndup(p, (size_t)(nl - p)) : xstrdup(p);
-		size_t len = strlen(line);
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 
-		if (len && line[len - 1] == '\r')
-			line[len - 1] = 0;
-		textdoc_add(d, role, line);
-		free(line);
+		strbuf_reset(&line);
+		text_overstrike(p, n, &line);
+		textdoc_add(d, role, line.buf);
 		if (!nl || !nl[1])
 			break;
 		p = nl + 1;
 	}
+	strbuf_release(&line);
 }
 
 void

@@ -27,7 +27,7 @@ struct textdoc {
 void textdoc_add(struct textdoc *d, enum role role, const char *text);
 void textdoc_addf(struct textdoc *d, enum role role, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Each line of text (split at newlines) as its own line. */
+/* Each line of text (split at newlines) as its own line, as a terminal shows it (text_overstrike). */
 void textdoc_add_lines(struct textdoc *d, enum role role, const char *text);
 /* Word-wrapped to width columns, each continuation indented like the first line. */
 void textdoc_add_wrapped(struct textdoc *d, enum role role, const char *text, int width);

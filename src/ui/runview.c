@@ -66,9 +66,14 @@ test_mark(const struct ui *ui, const struct rm_test *t, const char **mark, enum 
 		*role = R_RUN;
 		return;
 	}
-	if (t->state == RM_PENDING) {
+	if (t->state == RM_PENDING || t->state == RM_UNREACHED) {
 		*mark = ui->g.pending;
 		*role = R_DIM;
+		return;
+	}
+	if (t->state == RM_STOPPED) {
+		*mark = ui->g.pending;
+		*role = R_NOTRUN;
 		return;
 	}
 	switch (t->status) {
@@ -108,6 +113,18 @@ test_words(const struct rm_test *t, uint64_t now, char *buf, size_t len)
 	if (t->state == RM_PENDING) {
 		if (t->prev >= 0)
 			snprintf(buf, len, "(%s)", format_duration(t->prev, d, sizeof(d)));
+		return;
+	}
+	if (t->state == RM_UNREACHED) {
+		snprintf(buf, len, "not reached");
+		return;
+	}
+	if (t->state == RM_STOPPED) {
+		if (t->seconds >= 1) /* a run cut off by a killed fswb gives no time */
+			snprintf(buf, len, "interrupted after %s",
+				 format_duration(t->seconds, d, sizeof(d)));
+		else
+			snprintf(buf, len, "interrupted");
 		return;
 	}
 	switch (t->status) {

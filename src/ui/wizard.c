@@ -185,6 +185,19 @@ load_kernels(struct ui *ui, struct wizard *w)
 		w->kl_error = xstrdup(error_msg());
 }
 
+/* The probes are asked again: the KVM verdict they read has changed (doctor tried it). */
+static void
+forget_probes(struct wizard *w)
+{
+	if (w->probed)
+		backend_probe_release(&w->probe);
+	w->probed = false;
+	for (size_t i = 0; w->probes && i < w->nbackends; i++)
+		backend_probe_release(&w->probes[i]);
+	free(w->probes);
+	w->probes = NULL;
+}
+
 static void
 load_probes(struct wizard *w)
 {
@@ -441,8 +454,6 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 
 			if (!f->required && f->state == HC_OK && !f->shown)
 				continue;
-			if (!hc_group_implemented(f->group))
-				continue;
 			ui_put(ui, y, 4, 1, role, mark);
 			ui_putf(ui, y++, 6, width - 4, R_NORMAL, "%s%s%s%s%s%s", f->name,
 				f->detail ? ": " : "", f->detail ? f->detail : "",
@@ -481,6 +492,8 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 	     "Press Enter to start with sensible defaults, or ? to read what fstests is.");
 }
 
+#define DOCTOR_INDENT 17 /* "qemu     WARN    " */
+
 static void doctor_details(struct ui *ui, struct wizard *w);
 
 /*
@@ -501,9 +514,22 @@ on_doctor(struct loop *loop, void *data)
 	inventory_host(ui->loop, ui_profiles(ui), true, &w->hc);
 	loop_mod_fd(ui->loop, 0, POLLIN);
 	w->hc_done = w->hc_full = true;
+	forget_probes(w);
 	free(ui->message);
 	ui->message = NULL;
 	doctor_details(ui, w);
+}
+
+/* head (DOCTOR_INDENT columns), then text wrapped under its start: read whole. */
+static void
+doctor_line(struct textdoc *d, enum role role, const char *head, const char *text, int width)
+{
+	struct strvec lines = STRVEC_INIT;
+
+	text_wrap(text, width - DOCTOR_INDENT, false, &lines);
+	for (size_t i = 0; i < lines.n; i++)
+		textdoc_addf(d, role, "%-*s%s", DOCTOR_INDENT, i ? "" : head, lines.v[i]);
+	strvec_clear(&lines);
 }
 
 static void
@@ -526,14 +552,19 @@ doctor_details(struct ui *ui, struct wizard *w)
 	for (size_t i = 0; i < w->hc.n; i++) {
 		const struct hc_finding *f = &w->hc.v[i];
 
-		textdoc_addf(d,
-			     f->state == HC_OK	   ? R_PASS
-			     : f->state == HC_WARN ? R_WARN
-						   : (f->required ? R_FAIL : R_DIM),
-			     "%-8s %-7s %s%s%s", f->group, hc_state_str(f->state), f->name,
-			     f->detail ? ": " : "", f->detail ? f->detail : "");
-		if (f->fix)
-			textdoc_addf(d, R_NORMAL, "                 fix: %s", f->fix);
+		enum role role = f->state == HC_OK     ? R_PASS
+				 : f->state == HC_WARN ? R_WARN
+						       : (f->required ? R_FAIL : R_DIM);
+		char head[32], *s = xasprintf("%s%s%s", f->name, *f->detail ? ": " : "", f->detail);
+
+		snprintf(head, sizeof(head), "%-8s %-7s ", f->group, hc_state_str(f->state));
+		doctor_line(d, role, head, s, ui->cols - 2);
+		free(s);
+		if (f->fix) {
+			s = xasprintf("fix: %s", f->fix);
+			doctor_line(d, R_NORMAL, "", s, ui->cols - 2);
+			free(s);
+		}
 	}
 	if (!w->hc.n)
 		textdoc_add(d, R_DIM, "No findings.");
@@ -1518,14 +1549,10 @@ wizard_free(struct view *v)
 	free(w->plan_note);
 	if (w->hc_done)
 		hostcheck_release(&w->hc);
-	if (w->probed)
-		backend_probe_release(&w->probe);
+	forget_probes(w);
 	if (w->kl_done)
 		kernel_list_release(&w->kl);
 	free(w->kl_error);
-	for (size_t i = 0; w->probes && i < w->nbackends; i++)
-		backend_probe_release(&w->probes[i]);
-	free(w->probes);
 	if (w->have_cat)
 		catalogue_release(&w->cat);
 	free(w->cat_error);

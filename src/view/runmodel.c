@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "view/text.h"
+
 void
 run_model_init(struct run_model *m)
 {
@@ -302,30 +304,25 @@ test_end(struct run_model *m, const struct event *ev)
 }
 
 /*
- * Push text as log lines: one per line of it, without the carriage returns
- * and backspaces of progress meters (mke2fs prints those).
+ * Push text as log lines: one per line of it, each as a terminal would show
+ * it at its end (the carriage returns and backspaces of progress meters
+ * applied: mke2fs prints those).
  */
 static void
 push_lines(struct run_model *m, const char *text, unsigned flags, int owner, unsigned shard)
 {
 	struct strbuf line = STRBUF_INIT;
 
-	for (const char *p = text;; p++) {
-		if (*p == '\n' || !*p) {
-			logring_push(&m->log, line.buf, flags, owner, shard);
-			strbuf_reset(&line);
-			if (!*p || !p[1])
-				break;
-			continue;
-		}
-		if (*p == '\b') {
-			if (line.len)
-				strbuf_setlen(&line, line.len - 1);
-			continue;
-		}
-		if (*p == '\r')
-			continue;
-		strbuf_addch(&line, *p);
+	for (const char *p = text;;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		strbuf_reset(&line);
+		text_overstrike(p, n, &line);
+		logring_push(&m->log, line.buf, flags, owner, shard);
+		if (!nl || !nl[1])
+			break;
+		p = nl + 1;
 	}
 	strbuf_release(&line);
 }
@@ -452,18 +449,36 @@ run_model_event(struct run_model *m, const struct event *ev)
 			st->message = xstrdup("stopped");
 			st->end_ms = ev->wall_ms;
 		}
-		if (m->running >= 0 && m->tests[m->running].state == RM_RUNNING)
-			m->tests[m->running].state = RM_PENDING;
+		/* a test still running was cut off by the stop, after what it had run */
+		for (size_t k = 0; k < m->ntests; k++) {
+			t = &m->tests[k];
+			if (t->state != RM_RUNNING)
+				continue;
+			t->state = ev->u.end.interrupted ? RM_STOPPED : RM_PENDING;
+			t->seconds = t->start_ms && ev->wall_ms >= t->start_ms
+					     ? (double)(ev->wall_ms - t->start_ms) / 1000
+					     : -1;
+		}
 		m->running = -1;
 		for (size_t k = 0; k < m->nshards; k++) {
 			struct rm_shard *x = &m->shards[k];
 
-			if (x->test >= 0 && m->tests[x->test].state == RM_RUNNING)
-				m->tests[x->test].state = RM_PENDING;
 			x->test = -1;
 			if (x->state != RMS_FAILED)
 				x->state = RMS_DONE;
 		}
+		for (size_t k = 0; ev->u.end.unreached && ev->u.end.unreached[k]; k++) {
+			const char *cfg =
+				ev->u.end.unreached_config && *ev->u.end.unreached_config[k]
+					? ev->u.end.unreached_config[k]
+					: NULL;
+
+			i = add_test(m, cfg, ev->u.end.unreached[k]);
+			if (m->tests[i].state == RM_PENDING)
+				m->tests[i].state = RM_UNREACHED;
+		}
+		if (m->ntests > m->total)
+			m->total = (unsigned)m->ntests;
 		break;
 	default:
 		break;

@@ -46,6 +46,8 @@ enum rm_state {
 	RM_PENDING,
 	RM_RUNNING,
 	RM_DONE,
+	RM_STOPPED,   /* cut off when the user stopped the run: seconds is how long it had run */
+	RM_UNREACHED, /* the stopped run never started it (RUN_END's unreached) */
 };
 
 struct rm_test {
@@ -53,7 +55,7 @@ struct rm_test {
 	char *config; /* "ext4/4k", or NULL */
 	enum rm_state state;
 	enum test_status status; /* when RM_DONE */
-	double seconds;		 /* when RM_DONE; < 0 unknown */
+	double seconds;		 /* when RM_DONE or RM_STOPPED; < 0 unknown */
 	double prev;		 /* an earlier run's seconds; < 0 unknown */
 	unsigned reasons;	 /* enum fail_reason */
 	char *reason, *detail;	 /* may be NULL */

@@ -301,6 +301,47 @@ text_wrap(const char *s, int width, bool keep_indent, struct strvec *lines)
 	}
 }
 
+void
+text_overstrike(const char *s, size_t n, struct strbuf *out)
+{
+	size_t base = out->len, col = base; /* col: the byte offset of the cursor in out */
+
+	for (size_t i = 0; i < n;) {
+		size_t len = 1, old = 1;
+
+		if (s[i] == '\r') {
+			col = base;
+			i++;
+			continue;
+		}
+		if (s[i] == '\b') {
+			/* one character back: over UTF-8 continuation bytes */
+			while (col > base && ((unsigned char)out->buf[--col] & 0xc0) == 0x80)
+				;
+			i++;
+			continue;
+		}
+		if (utf8_decode(s + i, n - i, &len) < 0)
+			len = 1;
+		if (col < out->len && utf8_decode(out->buf + col, out->len - col, &old) < 0)
+			old = 1;
+		if (col < out->len) {
+			/* overwrite the character under the cursor */
+			size_t tail = out->len - col - old;
+			char *rest = xstrndup(out->buf + col + old, tail);
+
+			strbuf_setlen(out, col);
+			strbuf_add(out, s + i, len);
+			strbuf_add(out, rest, tail);
+			free(rest);
+		} else {
+			strbuf_add(out, s + i, len);
+		}
+		col += len;
+		i += len;
+	}
+}
+
 bool
 text_contains_ci(const char *haystack, const char *needle)
 {

@@ -49,6 +49,16 @@ int text_slice(const char *s, int skip, int width, bool ascii, struct strbuf *ou
  */
 void text_wrap(const char *s, int width, bool keep_indent, struct strvec *lines);
 
+/*
+ * Append to out the line s (n bytes, no newline) as a terminal would show it
+ * at its end: a carriage return goes back to the first column and a
+ * backspace one character back, and what follows overwrites what was there
+ * (mke2fs's "Writing inode tables: 3/8\b\b\b4/8" ends as "Writing inode
+ * tables: 8/8"). Call it before the text is cleaned of control characters;
+ * other bytes are copied as they are.
+ */
+void text_overstrike(const char *s, size_t n, struct strbuf *out);
+
 /* Case-insensitive substring search (ASCII letters). */
 bool text_contains_ci(const char *haystack, const char *needle);
 

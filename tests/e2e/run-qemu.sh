@@ -124,8 +124,12 @@ kill -INT "$pid"
 wait "$pid"
 rc=$?
 run=$(last_run)
-check "an interrupted run exits non-zero (rc=$rc; $(why))" test "$rc" -ne 0
+check "a stopped run exits 130 (rc=$rc; $(why))" test "$rc" -eq 130
 check "run.json says interrupted" grep -q '"interrupted": true' "$run/run.json"
+check "the summary says who stopped it" grep -q '^Stopped by you' "$T/int"
+check "... and which test it cut off, after how long" \
+	grep -qE '^ext4/4k: generic/012 was interrupted after [0-9]' "$T/int"
+check "run.json keeps the cut-off test with its time" grep -q '"stopped": \[' "$run/run.json"
 check "no QEMU is left after Ctrl-C" test "$(qemus)" -eq 0
 check "no guest files are left after Ctrl-C" sh -c "! ls -d '$run'/guest-* 2>/dev/null"
 

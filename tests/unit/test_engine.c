@@ -479,7 +479,8 @@ cancel_in(const char *where, const char *ran, const char *status)
 	struct ctx c = { .cancel_at = where };
 	/* at "results" the hang would never let the tests end */
 	json_t *root = run_named(&c, strcmp(where, "results") ? tests : short_tests, 0);
-	assert_log(&c, " interrupted\n");
+	/* stopping has its own exit status */
+	assert_log(&c, "end of run 130 interrupted\n");
 	assert_true(flag_of(root, "interrupted"));
 	if (ran)
 		assert_status(&c, root, ran, status);
@@ -772,11 +773,19 @@ test_shards_cancel(void **state)
 					     "generic/003=pass", NULL };
 	struct ctx c = { .cancel_running = 2 };
 	json_t *root = run_sharded(&c, tests, 0);
+	json_t *sec = json_array_get(json_object_get(root, "sections"), 0);
+	json_t *stopped = json_object_get(sec, "stopped");
+	json_t *unreached = json_object_get(sec, "unreached");
 
 	assert_int_equal(c.max_running, 2);
-	assert_log(&c, "interrupted");
+	assert_log(&c, "end of run 130 interrupted\n");
 	assert_true(flag_of(root, "interrupted"));
 	assert_true(flag_of(root, "finished"));
+	/* both running tests are recorded as cut off, with their time; the third never started */
+	assert_int_equal(json_array_size(stopped), 2);
+	assert_true(json_number_value(json_object_get(json_array_get(stopped, 0), "seconds")) >= 0);
+	assert_int_equal(json_array_size(unreached), 1);
+	assert_string_equal(json_string_value(json_array_get(unreached, 0)), "generic/003");
 	ctx_release(&c, root);
 }
 

@@ -124,10 +124,10 @@ test_model_events(void **state)
 	/* a console line with a progress meter's backspaces, two lines in one */
 	ev.type = EV_CONSOLE;
 	ev.config = "ext4/4k";
-	ev.u.line.text = "Writing  0/40\b\b\b\b\bdone\nnext line";
+	ev.u.line.text = "Writing  0/40\b\b\b\b\b10/40\rWriting done \nnext line";
 	emit(&m, &ev);
 	assert_int_equal(m.log.n, 4);
-	assert_string_equal(logring_get(&m.log, 2)->text, "Writing done");
+	assert_string_equal(logring_get(&m.log, 2)->text, "Writing done ");
 	assert_string_equal(logring_get(&m.log, 3)->text, "next line");
 	assert_true(logring_get(&m.log, 3)->flags & LOGF_CONSOLE);
 	assert_int_equal(logring_get(&m.log, 0)->test, 0);
@@ -431,8 +431,8 @@ test_model_shards(void **state)
 	ev.wall_ms = 1090000;
 	ev.u.end.interrupted = true;
 	emit(&m, &ev);
-	assert_int_equal(run_model_find(&m, "ext4/4k", "generic/004")->state, RM_PENDING);
-	assert_int_equal(run_model_find(&m, "xfs/4k", "generic/003")->state, RM_PENDING);
+	assert_int_equal(run_model_find(&m, "ext4/4k", "generic/004")->state, RM_STOPPED);
+	assert_int_equal(run_model_find(&m, "xfs/4k", "generic/003")->state, RM_STOPPED);
 	assert_int_equal(m.shards[0].state, RMS_DONE);
 	assert_int_equal(m.shards[0].test, -1);
 	assert_int_equal(m.shards[1].test, -1);
@@ -607,6 +607,41 @@ test_cmdline(void **state)
 	plan_release(&p);
 }
 
+/* A stop: the running test is interrupted after its time, the tests never started are listed. */
+static void
+test_model_stopped(void **state)
+{
+	static const char *const unreached[] = { "generic/003", NULL };
+	static const char *const unreached_cfg[] = { "ext4/4k", NULL };
+	struct run_model m;
+	struct event ev = { 0 };
+
+	run_model_init(&m);
+	ev.type = EV_RUN_BEGIN;
+	ev.wall_ms = 1000000;
+	emit(&m, &ev);
+	ev.type = EV_TEST_START;
+	ev.wall_ms = 1000000;
+	ev.config = "ext4/4k";
+	ev.u.test_start.test = "generic/002";
+	emit(&m, &ev);
+	ev.type = EV_RUN_END;
+	ev.wall_ms = 1000000 + 90000;
+	ev.u.end.interrupted = true;
+	ev.u.end.exit_code = EXIT_STOPPED;
+	ev.u.end.unreached = unreached;
+	ev.u.end.unreached_config = unreached_cfg;
+	emit(&m, &ev);
+	assert_int_equal(m.ntests, 2);
+	assert_int_equal(m.tests[0].state, RM_STOPPED);
+	assert_true(m.tests[0].seconds == 90);
+	assert_string_equal(m.tests[1].name, "generic/003");
+	assert_string_equal(m.tests[1].config, "ext4/4k");
+	assert_int_equal(m.tests[1].state, RM_UNREACHED);
+	assert_int_equal(m.exit_code, EXIT_STOPPED);
+	run_model_release(&m);
+}
+
 int
 main(void)
 {
@@ -614,8 +649,8 @@ main(void)
 		cmocka_unit_test(test_logring_bounds), cmocka_unit_test(test_model_events),
 		cmocka_unit_test(test_model_many),     cmocka_unit_test(test_model_estimates),
 		cmocka_unit_test(test_model_replay),   cmocka_unit_test(test_model_shards),
-		cmocka_unit_test(test_diff),	       cmocka_unit_test(test_diff_big),
-		cmocka_unit_test(test_cmdline),
+		cmocka_unit_test(test_model_stopped),  cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_diff_big),       cmocka_unit_test(test_cmdline),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);

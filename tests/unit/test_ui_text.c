@@ -219,14 +219,42 @@ test_progress(void **state)
 	assert_string_equal(format_clock(3723, buf, sizeof(buf)), "1:02:03");
 }
 
+static void
+overstrike(const char *in, const char *want)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_adds(&sb, ">");
+	text_overstrike(in, strlen(in), &sb);
+	assert_string_equal(sb.buf + 1, want);
+	assert_int_equal(sb.buf[0], '>'); /* what was in the buffer before stays */
+	strbuf_release(&sb);
+}
+
+static void
+test_overstrike(void **state)
+{
+	/* mke2fs's progress: each count written over the last, then "done" and blanks */
+	overstrike("Writing inode tables: 0/8\b\b\b1/8\b\b\b8/8\b\b\bdone     ",
+		   "Writing inode tables: done     ");
+	overstrike("50%\r60%\r100%", "100%");
+	overstrike("abcdef\rXY", "XYcdef");			  /* overwritten, not cleared */
+	overstrike("ab\b\b\b\bc", "cb");			  /* not back past the start */
+	overstrike("line\r", "line");				  /* a CRLF line ending */
+	overstrike("na\xc3\xafve\b\b\b\xc3\xaf", "na\xc3\xafve"); /* a character, not a byte */
+	overstrike("a\x1b[2Jb", "a\x1b[2Jb"); /* the rest is left to the filter */
+	overstrike("", "");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fit),	cmocka_unit_test(test_slice),
-		cmocka_unit_test(test_wrap),	cmocka_unit_test(test_lineedit),
-		cmocka_unit_test(test_listpos), cmocka_unit_test(test_run_layout),
-		cmocka_unit_test(test_keybar),	cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_fit),	   cmocka_unit_test(test_slice),
+		cmocka_unit_test(test_wrap),	   cmocka_unit_test(test_lineedit),
+		cmocka_unit_test(test_listpos),	   cmocka_unit_test(test_run_layout),
+		cmocka_unit_test(test_keybar),	   cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_overstrike),
 	};
 
 	if (!setlocale(LC_ALL, "C.UTF-8"))
