@@ -19,7 +19,8 @@
  * (configuration, test) items: each configuration's tests, when this host
  * knows them (the catalogue of a local fstests tree, or the tests the plan
  * names), longest first by earlier runs; a guest takes a batch at a time,
- * one check naming its tests (with the run's -x, -e and -E), large
+ * one check naming its tests (with the run's -x, -e and -E; TEST_DEV is
+ * made for the guest's first batch and kept for the next ones), large
  * batches first and small ones at the end; a guest moves to another
  * configuration when its own has nothing left. Without the tests known,
  * each configuration is one item. Every event of a guest carries its

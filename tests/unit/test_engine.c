@@ -632,6 +632,17 @@ count_of(json_t *root, const char *test, unsigned *shard)
 	return n;
 }
 
+/* How many lines of the events' log have what. */
+static unsigned
+count_lines(const struct ctx *c, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = c->log.buf; (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
 /* Every test of tests ran once, in shard 1 or 2, and both shards ran some. */
 static void
 assert_once_each(struct ctx *c, json_t *root, const char *const *tests)
@@ -696,6 +707,10 @@ test_shards_split(void **state)
 	assert_once_each(&c, root, tests);
 	assert_status(&c, root, "generic/006", "fail");
 	assert_status(&c, root, "generic/007", "notrun");
+	/* several batches, but each guest made its TEST_DEV once */
+	assert_true(strstr(c.log.buf, "stage+ tests") != NULL);
+	assert_int_equal(count_lines(&c, "making the test filesystem"), 2);
+	assert_true(count_lines(&c, "start generic/") == 8);
 	assert_status(&c, root, "generic/001", "pass");
 	assert_int_equal(c.max_running, 2);
 	assert_log(&c, "end of run 1\n");
