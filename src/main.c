@@ -63,6 +63,8 @@ static const char usage_text[] =
 	"  -e, --exclude TEST[,..]   leave out these tests (check -e)\n"
 	"  -E, --exclude-file FILE   leave out the tests listed in FILE (check -E)\n"
 	"      --preset NAME         a test set: smoke (default), quick or auto\n"
+	"      --settings-from NAME  the settings of test set NAME (SOAK_DURATION...)\n"
+	"                            for the tests named, without the set's tests\n"
 	"      --kernel PATH|VERSION a kernel tree, a bzImage, or an installed version\n"
 	"      --modules PATH        modules directory or tarball for a bzImage\n"
 	"      --own-config          build a kernel tree with its own .config\n"
@@ -142,6 +144,7 @@ load_profiles(void)
 
 enum {
 	OPT_PRESET = 256,
+	OPT_SETTINGS_FROM,
 	OPT_KERNEL,
 	OPT_MODULES,
 	OPT_OWN_CONFIG,
@@ -170,6 +173,7 @@ static const struct option plan_options[] = {
 	{ "exclude", required_argument, NULL, 'e' },
 	{ "exclude-file", required_argument, NULL, 'E' },
 	{ "preset", required_argument, NULL, OPT_PRESET },
+	{ "settings-from", required_argument, NULL, OPT_SETTINGS_FROM },
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "modules", required_argument, NULL, OPT_MODULES },
 	{ "own-config", no_argument, NULL, OPT_OWN_CONFIG },
@@ -306,6 +310,10 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 			free(plan->tests.preset);
 			plan->tests.preset = xstrdup(optarg);
 			tests_given = true;
+			break;
+		case OPT_SETTINGS_FROM:
+			free(plan->tests.settings_from);
+			plan->tests.settings_from = xstrdup(optarg);
 			break;
 		case OPT_KERNEL:
 			if (plan_kernel_set(&plan->kernel, optarg) != OK)

@@ -58,6 +58,7 @@ plan_release(struct plan *plan)
 	strvec_clear(&plan->tests.tests);
 	strvec_clear(&plan->tests.exclude);
 	strvec_clear(&plan->tests.exclude_files);
+	free(plan->tests.settings_from);
 	free(plan->fstests_src);
 	plan_init(plan);
 }
@@ -87,6 +88,7 @@ plan_copy(struct plan *dst, const struct plan *src)
 	strvec_copy(&dst->tests.tests, &src->tests.tests);
 	strvec_copy(&dst->tests.exclude, &src->tests.exclude);
 	strvec_copy(&dst->tests.exclude_files, &src->tests.exclude_files);
+	dst->tests.settings_from = dup_or_null(src->tests.settings_from);
 	dst->fstests_src = dup_or_null(src->fstests_src);
 	dst->shards = src->shards;
 	dst->test_timeout = src->test_timeout;
@@ -116,6 +118,37 @@ plan_defaults(struct plan *plan)
 		plan->cpus = ncpu > 0 && ncpu < 2 ? (unsigned)ncpu : 2;
 	if (!plan->mem)
 		plan->mem = 2ull << 30;
+}
+
+const char *
+plan_settings_set(const struct plan *plan)
+{
+	return plan->tests.preset ? plan->tests.preset : plan->tests.settings_from;
+}
+
+void
+plan_one_test(struct plan *plan, const char *config, const char *test)
+{
+	struct plan_tests *t = &plan->tests;
+	char *set = plan_settings_set(plan) ? xstrdup(plan_settings_set(plan)) : NULL;
+
+	if (config) {
+		strvec_clear(&plan->configs);
+		strvec_push(&plan->configs, config);
+	}
+	free(t->preset);
+	t->preset = NULL;
+	free(t->settings_from);
+	t->settings_from = set;
+	strvec_clear(&t->groups);
+	strvec_clear(&t->xgroups);
+	strvec_clear(&t->tests);
+	strvec_clear(&t->exclude);
+	strvec_clear(&t->exclude_files);
+	strvec_push(&t->tests, test);
+	plan->rerun_failures = 0;
+	plan->dry_run = false;
+	plan->shell = false;
 }
 
 void
@@ -216,6 +249,8 @@ plan_to_json(const struct plan *plan)
 	json_object_set_new(t, "tests", json_strvec(&plan->tests.tests));
 	json_object_set_new(t, "exclude_tests", json_strvec(&plan->tests.exclude));
 	json_object_set_new(t, "exclude_files", json_strvec(&plan->tests.exclude_files));
+	if (plan->tests.settings_from)
+		json_object_set_new(t, "settings_from", json_string(plan->tests.settings_from));
 	json_object_set_new(root, "tests", t);
 	json_object_set_new(root, "fstests_src", json_str_or_null(plan->fstests_src));
 	json_object_set_new(root, "shards",
@@ -381,8 +416,9 @@ out:
 static enum status
 read_tests(struct jreader *r, json_t *t, struct plan *plan)
 {
-	static const char *const keys[] = { "preset", "groups",	       "exclude_groups",
-					    "tests",  "exclude_tests", "exclude_files" };
+	static const char *const keys[] = { "preset",	    "groups",	     "exclude_groups",
+					    "tests",	    "exclude_tests", "exclude_files",
+					    "settings_from" };
 	enum status rc;
 	size_t mark;
 
@@ -393,7 +429,8 @@ read_tests(struct jreader *r, json_t *t, struct plan *plan)
 	    (rc = jread_strvec(r, t, "exclude_groups", &plan->tests.xgroups)) != OK ||
 	    (rc = jread_strvec(r, t, "tests", &plan->tests.tests)) != OK ||
 	    (rc = jread_strvec(r, t, "exclude_tests", &plan->tests.exclude)) != OK ||
-	    (rc = jread_strvec(r, t, "exclude_files", &plan->tests.exclude_files)) != OK)
+	    (rc = jread_strvec(r, t, "exclude_files", &plan->tests.exclude_files)) != OK ||
+	    (rc = jread_str(r, t, "settings_from", true, &plan->tests.settings_from)) != OK)
 		goto out;
 out:
 	strbuf_setlen(&r->path, mark);
@@ -587,6 +624,23 @@ is_nonempty(const char *s)
 	return *s != '\0';
 }
 
+/* name (NULL: none) is a test set of profiles (NULL: not checked). */
+static enum status
+known_set(const char *field, const char *name, const struct profiles *profiles)
+{
+	const char **names;
+	enum status rc;
+
+	if (!name || !profiles || profiles_set(profiles, name))
+		return OK;
+	names = xcalloc(profiles->nsets, sizeof(*names));
+	for (size_t j = 0; j < profiles->nsets; j++)
+		names[j] = profiles->sets[j].name;
+	rc = unknown_choice(field, name, names, profiles->nsets);
+	free(names);
+	return rc;
+}
+
 enum status
 plan_validate(const struct plan *plan, const struct profiles *profiles, const char *const *backends)
 {
@@ -659,15 +713,14 @@ plan_validate(const struct plan *plan, const struct profiles *profiles, const ch
 			return error(ERR_INVALID, "backend.options: '%s' is not KEY=VALUE", kv);
 	}
 
-	if (plan->tests.preset && profiles && !profiles_set(profiles, plan->tests.preset)) {
-		const char **names = xcalloc(profiles->nsets, sizeof(*names));
-
-		for (size_t j = 0; j < profiles->nsets; j++)
-			names[j] = profiles->sets[j].name;
-		rc = unknown_choice("tests.preset", plan->tests.preset, names, profiles->nsets);
-		free(names);
+	if ((rc = known_set("tests.preset", plan->tests.preset, profiles)) != OK ||
+	    (rc = known_set("tests.settings_from", plan->tests.settings_from, profiles)) != OK)
 		return rc;
-	}
+	if (plan->tests.preset && plan->tests.settings_from)
+		return error(ERR_INVALID,
+			     "tests.settings_from: '%s' with the preset '%s': the preset's "
+			     "settings apply; give one of them",
+			     plan->tests.settings_from, plan->tests.preset);
 	if (!plan->tests.preset && !plan->tests.groups.n && !plan->tests.tests.n)
 		return error(ERR_INVALID, "tests: choose a preset (smoke, quick, auto), a group "
 					  "(-g GROUP) or tests (generic/001)");

@@ -16,6 +16,7 @@
  *	  "backend": { "name": "qemu", "options": { } },
  *	  "tests": { "preset": "smoke", "groups": [], "exclude_groups": [],
  *	             "tests": [], "exclude_tests": [], "exclude_files": [] },
+ *	             (and "settings_from": "smoke" when set)
  *	  "fstests_src": null,
  *	  "shards": "auto", "cpus": 2, "mem": "2 GiB"
  *	}
@@ -67,6 +68,9 @@ struct plan_tests {
 	struct strvec tests;	     /* named tests, "generic/001" */
 	struct strvec exclude;	     /* check -e */
 	struct strvec exclude_files; /* check -E */
+	char *settings_from;	     /* a test set whose settings (its env: SOAK_DURATION=...)
+					apply without its tests, or NULL; only without a preset
+					(a test run again alone as it ran in its set) */
 };
 
 struct plan {
@@ -102,6 +106,21 @@ void plan_copy(struct plan *dst, const struct plan *src);
  * has fewer), 2 GiB.
  */
 void plan_defaults(struct plan *plan);
+
+/*
+ * The test set whose settings apply: the preset, else settings_from; NULL
+ * when neither.
+ */
+const char *plan_settings_set(const struct plan *plan);
+
+/*
+ * Narrow plan to test alone in configuration config (NULL: keep the
+ * plan's configurations), as its run had it: the kernel, backend, its
+ * options, fstests' source and the guest stay; the test set's settings stay
+ * (settings_from), its tests, groups and exclusions go. Not a shell or a
+ * dry run, no reruns.
+ */
+void plan_one_test(struct plan *plan, const char *config, const char *test);
 
 /* The plan as pretty JSON (free() it). */
 char *plan_to_json(const struct plan *plan);

@@ -114,8 +114,9 @@ void
 inventory_estimator(const struct plan *plan, const struct profiles *prof, bool slow,
 		    struct estimator *out)
 {
-	const struct test_set *set =
-		plan->tests.preset && prof ? profiles_set(prof, plan->tests.preset) : NULL;
+	const struct test_set *set = plan_settings_set(plan) && prof
+					     ? profiles_set(prof, plan_settings_set(plan))
+					     : NULL;
 	char *root = rundir_root();
 
 	estimator_init(out, slow);

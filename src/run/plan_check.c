@@ -141,6 +141,8 @@ plan_check_selection(const struct plan *plan, const struct profiles *profiles,
 {
 	const struct plan_tests *t = &plan->tests;
 	const struct test_set *set = t->preset ? profiles_set(profiles, t->preset) : NULL;
+	const struct test_set *settings =
+		plan_settings_set(plan) ? profiles_set(profiles, plan_settings_set(plan)) : NULL;
 
 	memset(out, 0, sizeof(*out));
 	strvec_init(&out->groups);
@@ -154,8 +156,9 @@ plan_check_selection(const struct plan *plan, const struct profiles *profiles,
 	if (set) {
 		strvec_copy(&out->groups, &set->groups);
 		strvec_copy(&out->xgroups, &set->xgroups);
-		strvec_copy(&out->env, &set->env);
 	}
+	if (settings)
+		strvec_copy(&out->env, &settings->env);
 	for (size_t i = 0; i < t->groups.n; i++)
 		strvec_push(&out->groups, t->groups.v[i]);
 	for (size_t i = 0; i < t->xgroups.n; i++)

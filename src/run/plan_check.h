@@ -44,7 +44,8 @@ enum status plan_check_tests(const struct plan *plan, const struct catalogue *ca
  * (global, the filesystem's, the configuration's own: check -e too), the -E
  * files (the plan's, host paths), the named tests that are for cfg's
  * filesystem (the others in other_fs: check would run them there and they
- * would fail), and the settings the test set gives check (NAME=value). The
+ * would fail), and the settings the test set gives check (NAME=value: the
+ * preset's, else those of tests.settings_from, without its tests). The
  * engine turns it into check's words; `fswb run -n` resolves it on the host
  * with the catalogue.
  */

@@ -98,6 +98,38 @@ fstests_words(const struct report_ctx *c, const char *run_dir)
 	return words;
 }
 
+/* The kernel the run had (release, NULL: not known) when it took the default one. */
+static void
+pin_kernel(struct plan *p, const char *release)
+{
+	if (p->kernel.kind != KERNEL_AUTO || !release)
+		return;
+	p->kernel.kind = KERNEL_INSTALLED;
+	free(p->kernel.spec);
+	p->kernel.spec = xstrdup(release);
+}
+
+enum status
+run_plan_again(const char *run_dir, const char *config, const char *test, struct plan *out)
+{
+	char *path = path_join(run_dir, "plan.json");
+	struct run_record rec;
+	enum status rc = plan_load(path, out);
+
+	free(path);
+	if (rc != OK)
+		return rc;
+	plan_one_test(out, config, test);
+	run_record_init(&rec);
+	path = path_join(run_dir, "run.json");
+	if (path_exists(path) && run_record_load(path, &rec) == OK)
+		pin_kernel(out, rec.kernel);
+	error_clear();
+	run_record_release(&rec);
+	free(path);
+	return OK;
+}
+
 static const char *
 fswb_cmd(void *data, const char *config, const char *test)
 {
@@ -114,18 +146,13 @@ fswb_cmd(void *data, const char *config, const char *test)
 		if (c->plan.fstests_src)
 			p.fstests_src = xstrdup(c->plan.fstests_src);
 	}
-	/* pin the kernel the run had when it took the default one */
-	if (p.kernel.kind == KERNEL_AUTO && c->kernel_release) {
-		p.kernel.kind = KERNEL_INSTALLED;
-		free(p.kernel.spec);
-		p.kernel.spec = xstrdup(c->kernel_release);
-	}
+	pin_kernel(&p, c->kernel_release);
+	if (c->have_plan && plan_settings_set(&c->plan))
+		p.tests.settings_from = xstrdup(plan_settings_set(&c->plan));
 	if (*config)
 		strvec_push(&p.configs, config);
 	strvec_push(&p.tests.tests, test);
 	plan_defaults(&p);
-	free(p.tests.preset);
-	p.tests.preset = NULL;
 	plan_cmdline(&p, &sb);
 	plan_release(&p);
 	free(c->cmd);

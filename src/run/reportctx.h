@@ -38,6 +38,16 @@ struct run_words {
 	char *dir, *kernel, *fstests;
 };
 
+/*
+ * The plan that runs test of config (NULL: the run's configurations) again
+ * alone as the run in run_dir had it: its plan.json narrowed by
+ * plan_one_test (the test set's settings kept), the kernel pinned to the
+ * release run.json names when the run took the default one. An error when
+ * plan.json does not read (an imported run has none).
+ */
+enum status run_plan_again(const char *run_dir, const char *config, const char *test,
+			   struct plan *out);
+
 enum status run_words_load(const char *dir, struct run_words *w);
 void run_words_release(struct run_words *w);
 

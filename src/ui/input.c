@@ -23,6 +23,8 @@ answer(struct ui *ui, bool yes)
 	ui->ask_fn = NULL;
 	if (fn)
 		fn(ui, yes);
+	/* the next frame repaints every cell, not only those curses thinks changed */
+	clearok(curscr, TRUE);
 	ui_dirty(ui);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "run/engine.h"
+#include "run/reportctx.h"
 #include "run/shell.h"
 #include "core/paths.h"
 #include "core/status.h"
@@ -273,47 +274,69 @@ ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const st
 	return true;
 }
 
+/* What a test run again keeps of its run, in words (free() it). */
+static char *
+kept_words(const struct plan *p, const struct profiles *prof, const char *from)
+{
+	const char *name = plan_settings_set(p);
+	const struct test_set *set = name && prof ? profiles_set(prof, name) : NULL;
+	struct strbuf sb = STRBUF_INIT;
+	char *list;
+
+	strbuf_addf(&sb, "as %s had it: ", from);
+	list = strvec_join(&p->configs, ", ");
+	strbuf_adds(&sb, list);
+	free(list);
+	if (set && set->env.n) {
+		list = strvec_join(&set->env, " ");
+		strbuf_addf(&sb, ", %s's settings (%s)", set->name, list);
+		free(list);
+	}
+	strbuf_addf(&sb, ", kernel %s", p->kernel.spec ? p->kernel.spec : "chosen by default");
+	if (p->fstests_src)
+		strbuf_addf(&sb, ", fstests from %s", p->fstests_src);
+	strbuf_addf(&sb, ", %u CPUs", p->cpus);
+	return strbuf_detach(&sb);
+}
+
 bool
 ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, const char *test,
 		  bool shell)
 {
 	struct plan plan;
 	struct strvec one = STRVEC_INIT;
-	char *path = run_dir ? path_join(run_dir, "plan.json") : NULL, *title;
+	char *title, *kept;
+	const char *from = "its run";
 	bool ok;
 
 	plan_init(&plan);
-	if (!path || !path_exists(path) || plan_load(path, &plan) != OK) {
-		char *cfg = fswb_dir(DIR_CONFIG);
-		char *last = path_join(cfg, "last-plan.json");
+	if (!run_dir || run_plan_again(run_dir, config, test, &plan) != OK) {
+		char *last = ui_last_plan_path();
 
+		/* a run without a plan (imported): the last plan's choices */
 		plan_release(&plan);
 		plan_init(&plan);
+		from = "the last plan";
 		if (!path_exists(last) || plan_load(last, &plan) != OK) {
 			plan_release(&plan);
 			plan_init(&plan);
+			from = "the defaults";
 		}
-		free(cfg);
+		error_clear();
+		plan_one_test(&plan, config, test);
 		free(last);
 	}
-	free(path);
-	if (config) {
-		strvec_clear(&plan.configs);
-		strvec_push(&plan.configs, config);
-	}
-	free(plan.tests.preset);
-	plan.tests.preset = NULL;
-	strvec_clear(&plan.tests.groups);
-	strvec_clear(&plan.tests.xgroups);
-	strvec_clear(&plan.tests.tests);
-	strvec_clear(&plan.tests.exclude);
-	strvec_clear(&plan.tests.exclude_files);
-	strvec_push(&plan.tests.tests, test);
 	plan.shell = shell;
 	plan_defaults(&plan);
 	strvec_push(&one, test);
-	title = xasprintf("%s%s%s alone", config ? config : "", config ? " \xc2\xb7 " : "", test);
+	title = xasprintf("%s%s%s alone%s%s", config ? config : "", config ? " \xc2\xb7 " : "",
+			  test, plan_settings_set(&plan) ? ", settings of " : "",
+			  plan_settings_set(&plan) ? plan_settings_set(&plan) : "");
+	kept = kept_words(&plan, ui_profiles(ui), from);
 	ok = ui_run_start(ui, &plan, title, &one, false);
+	if (ok)
+		ui_msg(ui, false, "%s alone, %s", test, kept);
+	free(kept);
 	free(title);
 	strvec_clear(&one);
 	plan_release(&plan);

@@ -38,7 +38,35 @@ struct runview {
 	struct run_layout lay;
 	int body_y, body_h;
 	int shards_y, shards_h; /* the guests' lines (a sharded run) */
+	size_t *order, *row_of; /* row -> test and test -> row (run_model_order) */
+	size_t norder;		/* tests they cover */
 };
+
+/* The list's order, for the tests the model has now. */
+static void
+order_fix(struct runview *rv)
+{
+	const struct run_model *m = rv->m;
+
+	if (rv->norder == m->ntests && rv->order)
+		return;
+	free(rv->order);
+	free(rv->row_of);
+	rv->order = xcalloc(m->ntests + 1, sizeof(*rv->order));
+	rv->row_of = xcalloc(m->ntests + 1, sizeof(*rv->row_of));
+	run_model_order(m, rv->order);
+	for (size_t r = 0; r < m->ntests; r++)
+		rv->row_of[rv->order[r]] = r;
+	rv->norder = m->ntests;
+}
+
+/* The test on row of the list (row < ntests). */
+static size_t
+row_test(struct runview *rv, size_t row)
+{
+	order_fix(rv);
+	return rv->order[row];
+}
 
 /*
  * The time the view shows: the wall clock while a live run goes, else the
@@ -209,7 +237,7 @@ draw_tests(struct ui *ui, struct runview *rv, const struct pane *p)
 
 		if (i >= m->ntests)
 			break;
-		t = &m->tests[i];
+		t = &m->tests[row_test(rv, i)];
 		sel = i == rv->lp.sel;
 		test_mark(ui, t, &mark, &role);
 		if (cfgs && t->config)
@@ -496,7 +524,7 @@ draw_progress(struct ui *ui, struct runview *rv, int y)
 {
 	struct run_model *m = rv->m;
 	struct strbuf sb = STRBUF_INIT, bar = STRBUF_INIT;
-	size_t total = m->total > m->ntests ? m->total : m->ntests;
+	size_t total = run_model_total(m);
 	uint64_t now = view_now_ms(rv);
 	unsigned failed = m->counts.failed + m->counts.crashed + m->counts.hung;
 	char eta[32];
@@ -629,8 +657,10 @@ runview_draw(struct ui *ui, struct view *v)
 		if (run_model_sharded(m) && rv->log_shard)
 			track = m->shards[rv->log_shard - 1].test;
 		run_layout(body_y, body_h, ui->cols, &rv->lay);
-		if (rv->track && track >= 0)
-			rv->lp.sel = (size_t)track;
+		if (rv->track && track >= 0) {
+			order_fix(rv);
+			rv->lp.sel = rv->row_of[track];
+		}
 		draw_tests(ui, rv, &rv->lay.tests);
 		if (rv->lay.side_by_side)
 			ui_vline(ui, body_y, rv->lay.sep, body_h);
@@ -760,7 +790,7 @@ runview_key(struct ui *ui, struct view *v, int key)
 		return REACT_REDRAW;
 	case K_ENTER:
 		if (rv->lp.sel < m->ntests)
-			detail_open(ui, m, rv->lp.sel, rv->run_dir, rv->live);
+			detail_open(ui, m, row_test(rv, rv->lp.sel), rv->run_dir, rv->live);
 		return REACT_REDRAW;
 	case 'r':
 		if (rv->lp.sel < m->ntests) {
@@ -768,8 +798,9 @@ runview_key(struct ui *ui, struct view *v, int key)
 				ui_msg(ui, true, "a run is going: rerun a test when it has ended");
 				return REACT_REDRAW;
 			}
-			ui_want_test_again(ui, rv->run_dir, m->tests[rv->lp.sel].config,
-					   m->tests[rv->lp.sel].name, false);
+			ui_want_test_again(ui, rv->run_dir,
+					   m->tests[row_test(rv, rv->lp.sel)].config,
+					   m->tests[row_test(rv, rv->lp.sel)].name, false);
 		}
 		return REACT_REDRAW;
 	case 's':
@@ -778,8 +809,9 @@ runview_key(struct ui *ui, struct view *v, int key)
 				ui_msg(ui, true, "a run is going: open a shell when it has ended");
 				return REACT_REDRAW;
 			}
-			ui_want_test_again(ui, rv->run_dir, m->tests[rv->lp.sel].config,
-					   m->tests[rv->lp.sel].name, true);
+			ui_want_test_again(ui, rv->run_dir,
+					   m->tests[row_test(rv, rv->lp.sel)].config,
+					   m->tests[row_test(rv, rv->lp.sel)].name, true);
 		}
 		return REACT_REDRAW;
 	case 'h':
@@ -839,6 +871,8 @@ runview_free(struct view *v)
 	}
 	free(rv->title);
 	free(rv->run_dir);
+	free(rv->order);
+	free(rv->row_of);
 	free(rv);
 }
 
@@ -866,12 +900,15 @@ runview_open(struct ui *ui, struct run_model *m, bool owned, bool live, const ch
 	rv->track = live;
 	if (!live) {
 		/* a finished run: start at its first failure, if any */
-		for (size_t i = 0; i < m->ntests; i++)
-			if (m->tests[i].state == RM_DONE && m->tests[i].status != TS_PASS &&
-			    m->tests[i].status != TS_NOTRUN && m->tests[i].status != TS_EXPUNGED) {
-				rv->lp.sel = i;
+		for (size_t r = 0; r < m->ntests; r++) {
+			const struct rm_test *t = &m->tests[row_test(rv, r)];
+
+			if (t->state == RM_DONE && t->status != TS_PASS && t->status != TS_NOTRUN &&
+			    t->status != TS_EXPUNGED) {
+				rv->lp.sel = r;
 				break;
 			}
+		}
 	}
 	ui_push(ui, &runview_ops, rv);
 }

@@ -238,21 +238,32 @@ ui_run_active(const struct ui *ui)
 
 /* ---- drawing ---- */
 
+/*
+ * The question in a box of its own over the view: the cells around it are
+ * cleared too (a wide character of the log cut at its edge would show
+ * through), and the box is drawn with its frame and keys.
+ */
 static void
 draw_ask(struct ui *ui)
 {
-	int w = text_width(ui->ask, ui->ascii) + 6;
-	int y = ui->rows / 2 - 2, x;
+	int w = text_width(ui->ask, ui->ascii) + 6, h = 7;
+	int y = (ui->rows - h) / 2, x;
 
-	if (w > ui->cols - 2)
-		w = ui->cols - 2;
+	if (w > ui->cols - 4)
+		w = ui->cols - 4;
 	x = (ui->cols - w) / 2;
-	for (int i = 0; i < 5; i++)
-		ui_fill(ui, y + i, x, w, R_SEL);
-	attron(ui_attr(ui, R_SEL));
-	ui_put(ui, y + 1, x + 3, w - 6, R_SEL, ui->ask);
-	ui_put(ui, y + 3, x + 3, w - 6, R_SEL, "y yes   n no");
-	attroff(ui_attr(ui, R_SEL));
+	for (int i = -1; i <= h; i++)
+		ui_fill(ui, y + i, x - 1, w + 2, R_NORMAL);
+	ui_hline(ui, y, x + 1, w - 2);
+	ui_hline(ui, y + h - 1, x + 1, w - 2);
+	ui_vline(ui, y + 1, x, h - 2);
+	ui_vline(ui, y + 1, x + w - 1, h - 2);
+	ui_put(ui, y, x, 1, R_DIM, ui->g.corner_tl);
+	ui_put(ui, y, x + w - 1, 1, R_DIM, ui->g.corner_tr);
+	ui_put(ui, y + h - 1, x, 1, R_DIM, ui->g.corner_bl);
+	ui_put(ui, y + h - 1, x + w - 1, 1, R_DIM, ui->g.corner_br);
+	ui_put(ui, y + 2, x + 3, w - 6, R_BOLD, ui->ask);
+	ui_put(ui, y + 4, x + 3, w - 6, R_NORMAL, "y yes   n no");
 }
 
 static void

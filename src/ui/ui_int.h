@@ -84,6 +84,7 @@ enum role {
 
 struct glyphs {
 	const char *hline, *vline, *cross_down, *cross_up;
+	const char *corner_tl, *corner_tr, *corner_bl, *corner_br;
 	const char *pass, *fail, *notrun, *running, *pending, *expunged;
 	const char *sel, *bar_full, *bar_empty, *ok, *warn, *no;
 	const char *follow, *arrow, *bullet, *mark, *dot, *ellipsis;

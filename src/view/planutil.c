@@ -47,6 +47,8 @@ plan_cmdline(const struct plan *plan, struct strbuf *out)
 	    (!def.tests.preset || strcmp(plan->tests.preset, def.tests.preset) ||
 	     plan->tests.groups.n || plan->tests.tests.n))
 		add_opt(out, "--preset", plan->tests.preset);
+	if (plan->tests.settings_from)
+		add_opt(out, "--settings-from", plan->tests.settings_from);
 	add_list(out, "-g", &plan->tests.groups);
 	add_list(out, "-x", &plan->tests.xgroups);
 	add_list(out, "-e", &plan->tests.exclude);

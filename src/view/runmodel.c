@@ -148,8 +148,6 @@ run_model_add_pending(struct run_model *m, const char *config, const char *name,
 
 	if (prev >= 0)
 		m->tests[i].prev = prev;
-	if (m->ntests > m->total)
-		m->total = (unsigned)m->ntests;
 	m->gen++;
 }
 
@@ -285,7 +283,11 @@ test_end(struct run_model *m, const struct event *ev)
 		set_str(&t->detail, ev->u.test_end.detail);
 		set_str(&t->hints, ev->u.test_end.hints);
 		test_counts_add(&m->counts, t->status, t->seconds > 0 ? t->seconds : 0);
-		m->done++;
+		/* excluded: listed, but not one of the tests to run */
+		if (t->status == TS_EXPUNGED)
+			m->nexpunged++;
+		else
+			m->done++;
 	}
 	sh = shard_get(m, ev->shard);
 	if (sh) {
@@ -299,8 +301,6 @@ test_end(struct run_model *m, const struct event *ev)
 	}
 	if (m->running == (int)i)
 		m->running = sh ? latest_running(m) : -1;
-	if (m->ntests > m->total)
-		m->total = (unsigned)m->ntests;
 }
 
 /*
@@ -406,8 +406,6 @@ run_model_event(struct run_model *m, const struct event *ev)
 				set_str(&sh->config, ev->config);
 		}
 		m->running = (int)i;
-		if (m->ntests > m->total)
-			m->total = (unsigned)m->ntests;
 		break;
 	case EV_TEST_END:
 		if (ev->u.test_end.test)
@@ -477,8 +475,6 @@ run_model_event(struct run_model *m, const struct event *ev)
 			if (m->tests[i].state == RM_PENDING)
 				m->tests[i].state = RM_UNREACHED;
 		}
-		if (m->ntests > m->total)
-			m->total = (unsigned)m->ntests;
 		break;
 	default:
 		break;
@@ -500,10 +496,60 @@ run_model_listener(struct run_model *m)
 	return l;
 }
 
+/* For qsort: by the configuration's place in the run, then by name. */
+static const struct run_model *sort_model;
+static const size_t *sort_rank;
+
+static int
+by_config_name(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c;
+
+	if (sort_rank[x] != sort_rank[y])
+		return sort_rank[x] < sort_rank[y] ? -1 : 1;
+	c = strcmp(sort_model->tests[x].name, sort_model->tests[y].name);
+	return c ? c : (x > y) - (x < y);
+}
+
+void
+run_model_order(const struct run_model *m, size_t *order)
+{
+	size_t *rank = xcalloc(m->ntests + 1, sizeof(*rank));
+	size_t *firsts = xcalloc(m->ntests + 1, sizeof(*firsts)), nfirsts = 0;
+
+	for (size_t i = 0; i < m->ntests; i++) {
+		size_t k = 0;
+
+		/* the configurations' ranks: the order their first tests came in */
+		while (k < nfirsts && !same_config(m->tests[firsts[k]].config, m->tests[i].config))
+			k++;
+		if (k == nfirsts)
+			firsts[nfirsts++] = i;
+		order[i] = i;
+		rank[i] = k;
+	}
+	free(firsts);
+	sort_model = m;
+	sort_rank = rank;
+	qsort(order, m->ntests, sizeof(*order), by_config_name);
+	sort_model = NULL;
+	sort_rank = NULL;
+	free(rank);
+}
+
+size_t
+run_model_total(const struct run_model *m)
+{
+	size_t listed = m->ntests - m->nexpunged;
+
+	return m->total > listed ? m->total : listed;
+}
+
 size_t
 run_model_to_go(const struct run_model *m)
 {
-	size_t total = m->total > m->ntests ? m->total : m->ntests;
+	size_t total = run_model_total(m);
 
 	return total > m->done ? total - m->done : 0;
 }
@@ -561,8 +607,8 @@ run_model_eta(const struct run_model *m, uint64_t now_ms)
 		}
 		left += expect;
 	}
-	if (m->total > m->ntests)
-		unknown += m->total - m->ntests;
+	if (run_model_total(m) > m->ntests - m->nexpunged)
+		unknown += run_model_total(m) - (m->ntests - m->nexpunged);
 	if (unknown) {
 		/* before any test ended: the run's own estimate, less what has passed */
 		if (avg < 0 && m->estimate > 0 && !ndone) {

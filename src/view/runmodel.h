@@ -105,7 +105,7 @@ struct rm_shard {
 
 struct run_model {
 	char *id;
-	unsigned total;	       /* tests expected (RUN_BEGIN, or the pending list) */
+	unsigned total;	       /* tests expected (RUN_BEGIN); see run_model_total() */
 	double estimate;       /* the run's estimate in seconds (RUN_BEGIN); 0 when unknown */
 	struct rm_test *tests; /* in the order they appeared */
 	size_t ntests, alloc;
@@ -114,7 +114,8 @@ struct run_model {
 	struct rm_stage stages[RUN_MODEL_STAGES];
 	size_t nstages;
 	struct test_counts counts; /* of finished tests */
-	size_t done;		   /* tests finished */
+	size_t done;		   /* tests finished, the excluded ones not counted */
+	size_t nexpunged;	   /* tests check left out as excluded ([expunged]) */
 	struct logring log;
 	struct strvec messages;	 /* "warning: ...", "error: ..." (the last few) */
 	char *config;		 /* the current section's config */
@@ -144,7 +145,20 @@ run_model_sharded(const struct run_model *m)
 	return m->nshards > 1;
 }
 
-/* Tests not finished yet: max(total, known) - done. */
+/*
+ * The order the run view lists tests in, live or replayed: by configuration
+ * in the order the run took them, then by name, as check runs them (the
+ * order they started in differs: longest first across guests). Fills
+ * order[0 .. ntests-1] with test indexes.
+ */
+void run_model_order(const struct run_model *m, size_t *order);
+
+/*
+ * The tests to run: RUN_BEGIN's total, or more when more are listed; an
+ * excluded test (check's [expunged]) is listed but not one of them.
+ */
+size_t run_model_total(const struct run_model *m);
+/* Tests not finished yet: run_model_total() - done. */
 size_t run_model_to_go(const struct run_model *m);
 /* Seconds left, estimated from earlier times and the tests done so far; -1 when
  * unknown. In a sharded run the tests left are divided over the guests still

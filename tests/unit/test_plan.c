@@ -11,6 +11,7 @@
 #include "core/profile.h"
 #include "fstests/catalogue.h"
 #include "run/plan_check.h"
+#include "run/reportctx.h"
 
 static struct profiles prof;
 static const char *const backends[] = { "qemu", NULL };
@@ -519,6 +520,105 @@ test_kernel_set(void **state)
 	free(file);
 }
 
+/*
+ * A test run again alone keeps its run's settings: the kernel, the guest,
+ * the backend's options and its test set's settings (SOAK_DURATION), and
+ * check is asked for that test only, none of the set's groups.
+ */
+static void
+test_one_test(void **state)
+{
+	struct plan p, back;
+	struct check_selection sel;
+	char *json;
+
+	(void)state;
+	plan_init(&p);
+	p.kernel.kind = KERNEL_INSTALLED;
+	p.kernel.spec = xstrdup("6.1.0-57-cloud-amd64");
+	strvec_push(&p.configs, "ext4/4k");
+	strvec_push(&p.configs, "xfs/1k");
+	plan_set_backend_opt(&p, "accel", "tcg");
+	p.tests.preset = xstrdup("smoke");
+	strvec_push(&p.tests.exclude, "generic/475");
+	p.fstests_src = xstrdup("/src/xfstests");
+	p.cpus = 4;
+	p.shards = 2;
+	plan_defaults(&p);
+	plan_one_test(&p, "ext4/4k", "generic/476");
+	assert_int_equal(plan_validate(&p, &prof, backends), OK);
+	assert_null(p.tests.preset);
+	assert_string_equal(p.tests.settings_from, "smoke");
+	assert_string_equal(plan_settings_set(&p), "smoke");
+	assert_int_equal(p.configs.n, 1);
+	assert_string_equal(p.kernel.spec, "6.1.0-57-cloud-amd64");
+	assert_string_equal(plan_backend_opt(&p, "accel"), "tcg");
+	assert_string_equal(p.fstests_src, "/src/xfstests");
+	assert_int_equal(p.cpus, 4);
+	assert_int_equal(p.shards, 2);
+	assert_false(p.dry_run || p.shell);
+	plan_check_selection(&p, &prof, profiles_config(&prof, "ext4/4k"), &sel);
+	assert_int_equal(sel.groups.n, 0);
+	assert_int_equal(sel.exclude.n, 0);
+	assert_int_equal(sel.tests.n, 1);
+	assert_string_equal(sel.tests.v[0], "generic/476");
+	assert_int_equal(sel.env.n, 1);
+	assert_string_equal(sel.env.v[0], "SOAK_DURATION=180");
+	check_selection_release(&sel);
+
+	/* it survives the plan file; a plan of named tests has no settings */
+	json = plan_to_json(&p);
+	assert_non_null(strstr(json, "\"settings_from\": \"smoke\""));
+	plan_init(&back);
+	assert_int_equal(plan_from_json(json, "p.json", &back), OK);
+	assert_string_equal(back.tests.settings_from, "smoke");
+	free(json);
+	plan_release(&back);
+	free(p.tests.settings_from);
+	p.tests.settings_from = NULL;
+	plan_check_selection(&p, &prof, profiles_config(&prof, "ext4/4k"), &sel);
+	assert_int_equal(sel.env.n, 0);
+	check_selection_release(&sel);
+
+	p.tests.settings_from = xstrdup("smok");
+	expect_invalid(&p, "tests.settings_from: unknown 'smok' (did you mean 'smoke'?)");
+	free(p.tests.settings_from);
+	p.tests.settings_from = xstrdup("smoke");
+	p.tests.preset = xstrdup("quick");
+	expect_invalid(&p, "tests.settings_from: 'smoke' with the preset 'quick'");
+	plan_release(&p);
+}
+
+/*
+ * A past run's test again: its plan.json narrowed, the default kernel
+ * pinned to the release its run.json says it ran (not whatever is the
+ * default now), fstests' source kept; a run without a plan is an error.
+ */
+static void
+test_plan_again(void **state)
+{
+	char *dir = test_path("tests/ui/fixtures/runs/20261203-170239");
+	struct plan p;
+
+	(void)state;
+	plan_init(&p);
+	assert_int_equal(run_plan_again(dir, "ext4/4k", "generic/006", &p), OK);
+	assert_int_equal(p.kernel.kind, KERNEL_INSTALLED);
+	assert_string_equal(p.kernel.spec, "6.1.0-57-cloud-amd64");
+	assert_int_equal(p.tests.tests.n, 1);
+	assert_string_equal(p.tests.tests.v[0], "generic/006");
+	assert_non_null(p.fstests_src);
+	assert_null(p.tests.settings_from); /* that run named its tests */
+	plan_release(&p);
+	free(dir);
+	dir = test_path("tests/unit");
+	plan_init(&p);
+	assert_int_not_equal(run_plan_again(dir, "ext4/4k", "generic/006", &p), OK);
+	error_clear();
+	plan_release(&p);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -537,6 +637,8 @@ main(void)
 		cmocka_unit_test(test_fstests_src),
 		cmocka_unit_test(test_plan_names_no_program),
 		cmocka_unit_test(test_data_dir_private),
+		cmocka_unit_test(test_one_test),
+		cmocka_unit_test(test_plan_again),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, setup, teardown);

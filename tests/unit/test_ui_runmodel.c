@@ -78,7 +78,7 @@ test_model_events(void **state)
 	run_model_add_pending(&m, "ext4/4k", "generic/001", 10);
 	run_model_add_pending(&m, "ext4/4k", "generic/002", 20);
 	run_model_add_pending(&m, "ext4/4k", "generic/003", -1);
-	assert_int_equal(m.total, 3);
+	assert_int_equal(run_model_total(&m), 3);
 	assert_int_equal(run_model_to_go(&m), 3);
 
 	ev.type = EV_RUN_BEGIN;
@@ -642,6 +642,70 @@ test_model_stopped(void **state)
 	run_model_release(&m);
 }
 
+/*
+ * A test check leaves out as excluded ([expunged]) is listed, and not one
+ * of the tests to run: the count stays what the review said.
+ */
+static void
+test_model_expunged(void **state)
+{
+	static const char *const names[] = { "generic/001", "generic/002", "generic/003" };
+	struct run_model m;
+	struct event ev = { 0 };
+
+	(void)state;
+	run_model_init(&m);
+	run_model_add_pending(&m, "ext4/4k", "generic/001", -1);
+	run_model_add_pending(&m, "ext4/4k", "generic/003", -1);
+	ev.type = EV_RUN_BEGIN;
+	ev.u.run.total_tests = 2;
+	emit(&m, &ev);
+	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+		ev.type = EV_TEST_END;
+		ev.config = "ext4/4k";
+		ev.u.test_end.test = names[k];
+		ev.u.test_end.status = k == 1 ? TS_EXPUNGED : TS_PASS;
+		emit(&m, &ev);
+		assert_int_equal(run_model_total(&m), 2);
+	}
+	assert_int_equal(m.ntests, 3);
+	assert_int_equal(m.done, 2);
+	assert_int_equal(run_model_to_go(&m), 0);
+	assert_int_equal(m.counts.expunged, 1);
+	run_model_release(&m);
+}
+
+/*
+ * Live and replayed, the list is in one order: by configuration as the run
+ * took them, then by name, however the tests started (longest first).
+ */
+static void
+test_model_order(void **state)
+{
+	static const char *const started[][2] = {
+		{ "ext4/4k", "generic/013" }, { "xfs/4k", "generic/002" },
+		{ "ext4/4k", "generic/001" }, { "ext4/4k", "ext4/001" },
+		{ "xfs/4k", "generic/001" },
+	};
+	static const size_t want[] = { 3, 2, 0, 4, 1 };
+	struct run_model m;
+	struct event ev = { 0 };
+	size_t order[ARRAY_SIZE(started)];
+
+	(void)state;
+	run_model_init(&m);
+	for (size_t k = 0; k < ARRAY_SIZE(started); k++) {
+		ev.type = EV_TEST_START;
+		ev.config = started[k][0];
+		ev.u.test_start.test = started[k][1];
+		emit(&m, &ev);
+	}
+	run_model_order(&m, order);
+	for (size_t k = 0; k < ARRAY_SIZE(want); k++)
+		assert_int_equal(order[k], want[k]);
+	run_model_release(&m);
+}
+
 int
 main(void)
 {
@@ -651,6 +715,7 @@ main(void)
 		cmocka_unit_test(test_model_replay),   cmocka_unit_test(test_model_shards),
 		cmocka_unit_test(test_model_stopped),  cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_diff_big),       cmocka_unit_test(test_cmdline),
+		cmocka_unit_test(test_model_expunged), cmocka_unit_test(test_model_order),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
