@@ -50,3 +50,21 @@ done_testing() {
 	echo "1..$_n"
 	[ "$_failed" -eq 0 ]
 }
+
+# need_guest WHAT: skip this whole file (WHAT names it) unless this host can
+# boot a fswb guest: QEMU, qemu-img, mmdebstrap and a kernel in /boot.
+need_guest() {
+	local p
+	for p in qemu-system-x86_64 qemu-img mmdebstrap; do
+		if ! command -v "$p" >/dev/null 2>&1; then
+			skip "$1" "$p is not installed (make deps)"
+			done_testing
+			exit 0
+		fi
+	done
+	if ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
+		skip "$1" "no kernel in /boot (make deps installs one)"
+		done_testing
+		exit 0
+	fi
+}

@@ -9,21 +9,7 @@ CACHE=${FSWB_TEST_CACHE:-/var/tmp/fswb-test-cache}
 export FSWB_CACHE_DIR=$CACHE/fswb
 MINI=$SRCDIR/tests/fixtures/mini-fstests
 
-need() {
-	if ! command -v "$1" >/dev/null 2>&1; then
-		skip "fswb run in a guest" "$1 is not installed (make deps)"
-		done_testing
-		exit 0
-	fi
-}
-need qemu-system-x86_64
-need qemu-img
-need mmdebstrap
-if ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
-	skip "fswb run in a guest" "no kernel in /boot (make deps installs one)"
-	done_testing
-	exit 0
-fi
+need_guest "fswb run in a guest"
 
 qemus() { pgrep -f "qemu-system-x86_64.*$FSWB_HOME" | wc -l; }
 runs_dir=$FSWB_HOME/data/runs
