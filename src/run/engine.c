@@ -1727,6 +1727,8 @@ guest_finish(struct shard *sh)
 		struct strbuf frame = STRBUF_INIT;
 
 		sh->phase = PH_SHELL;
+		/* what the user runs in the shell is no test of the run */
+		kmsg_stop_slices(sh->kmsg);
 		agent_frame_shell(&frame);
 		send_frame(sh, &frame);
 		agent_order_sent(&sh->order, AGENT_SHELL);
