@@ -265,6 +265,9 @@ estimate_batch_target(const struct estimator *est, double left, unsigned shards)
 	floor = EST_BATCH_MIN * (est->slow ? EST_SLOW : 1);
 	if (floor > left / shards)
 		floor = left / shards;
+	/* a batch shorter than two start-ups costs more than it shares out */
+	if (floor < 2 * estimate_batch(est))
+		floor = 2 * estimate_batch(est);
 	return target < floor ? floor : target;
 }
 

@@ -47,7 +47,7 @@
 #define EST_LONG	300 /* seconds, under KVM */
 #define EST_SLOW	4   /* emulation (TCG) against KVM */
 #define EST_BOOT	15  /* a guest's boot, under KVM */
-#define EST_BATCH	5   /* check's start-up before a batch of tests, under KVM */
+#define EST_BATCH	10  /* check's start-up before a batch of tests, under KVM */
 #define EST_BATCH_SPLIT 2
 #define EST_BATCH_MIN	60 /* seconds, under KVM */
 #define EST_RUNS	50 /* earlier runs estimator_load_runs() reads at most */
@@ -119,7 +119,7 @@ double estimate_batch(const struct estimator *est);
  * are large at first and small at the end and the guests end close
  * together; at least EST_BATCH_MIN seconds (stretched under emulation),
  * check's start-up being paid once a batch, but never more than an equal
- * share of what is left.
+ * share of what is left, nor less than two start-ups (estimate_batch()).
  */
 double estimate_batch_target(const struct estimator *est, double left, unsigned shards);
 

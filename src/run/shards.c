@@ -51,9 +51,11 @@ static unsigned
 by_host(const struct plan *plan, const struct host_size *host, size_t units, struct strbuf *why)
 {
 	unsigned cpus = plan->cpus ? plan->cpus : 1, cores = host->cores ? host->cores : 1;
+	/* QEMU's own threads and fswb need a core beside the guests' CPUs */
+	unsigned usable = cores > SHARDS_HOST_CORES ? cores - SHARDS_HOST_CORES : 1;
 	uint64_t mem = plan->mem ? plan->mem : 1;
 	uint64_t avail = host->mem > SHARDS_HOST_KEEP ? host->mem - SHARDS_HOST_KEEP : 0;
-	uint64_t by_cpu = cores / cpus, by_mem = avail / mem;
+	uint64_t by_cpu = usable / cpus, by_mem = avail / mem;
 	uint64_t fit = by_mem < by_cpu ? by_mem : by_cpu;
 	struct strbuf tail = STRBUF_INIT;
 	char has[32], keep[32], each[32];
@@ -66,18 +68,21 @@ by_host(const struct plan *plan, const struct host_size *host, size_t units, str
 	head(why, n);
 	if (fit > 1) {
 		strbuf_addf(why,
-			    ": %u cores / %u CPU%s per guest = %llu, (%s - %s for this host) / %s "
-			    "per guest = %llu",
-			    cores, cpus, cpus == 1 ? "" : "s", (unsigned long long)by_cpu, has,
-			    keep, each, (unsigned long long)by_mem);
+			    ": (%u cores - %u for this host) / %u CPU%s per guest = %llu, (%s - %s "
+			    "for this host) / %s per guest = %llu",
+			    cores, SHARDS_HOST_CORES, cpus, cpus == 1 ? "" : "s",
+			    (unsigned long long)by_cpu, has, keep, each,
+			    (unsigned long long)by_mem);
 	} else if (by_cpu <= by_mem) {
-		strbuf_addf(why, ": this host has %u core%s and each guest takes %u", cores,
-			    cores == 1 ? "" : "s", cpus);
+		strbuf_addf(why, ": this host has %u core%s", cores, cores == 1 ? "" : "s");
+		if (cores > SHARDS_HOST_CORES)
+			strbuf_addf(why, ", keeps %u for itself,", SHARDS_HOST_CORES);
+		strbuf_addf(why, " and each guest takes %u", cpus);
 		/* fewer CPUs each would run more */
-		if (cores > 1 && by_mem > 1)
+		if (usable > 1 && by_mem > 1)
 			strbuf_addf(why, " (--cpus 1 --shards %llu runs %llu at once)",
-				    (unsigned long long)(by_mem < cores ? by_mem : cores),
-				    (unsigned long long)(by_mem < cores ? by_mem : cores));
+				    (unsigned long long)(by_mem < usable ? by_mem : usable),
+				    (unsigned long long)(by_mem < usable ? by_mem : usable));
 	} else {
 		strbuf_addf(why, ": this host has %s, keeps %s for itself, and each guest takes %s",
 			    has, keep, each);

@@ -11,7 +11,8 @@
  *		machine at a time (no BACKEND_PARALLEL)
  *	auto	plan->shards 0: for a backend whose guests run on this host
  *		("qemu", "stdio"), as many as the host holds:
- *		min(cores / plan->cpus, (memory - SHARDS_HOST_KEEP) / plan->mem),
+ *		min((cores - SHARDS_HOST_CORES) / plan->cpus,
+ *		    (memory - SHARDS_HOST_KEEP) / plan->mem),
  *		at least 1. Other backends' machines are elsewhere (a remote
  *		host, the cloud, a device), whose size fswb does not know: 1,
  *		and why says to give --shards N.
@@ -34,8 +35,9 @@
 #include "core/status.h"
 #include "core/util.h"
 
-/* Memory auto leaves to the host itself (its own processes, QEMU's overhead). */
-#define SHARDS_HOST_KEEP (UINT64_C(1) << 30)
+/* Memory and cores auto leaves to the host itself (its own processes, QEMU's threads). */
+#define SHARDS_HOST_KEEP  (UINT64_C(1) << 30)
+#define SHARDS_HOST_CORES 1
 
 /* What this host has for guests. */
 struct host_size {

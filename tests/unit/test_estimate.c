@@ -226,7 +226,7 @@ test_a_run_and_its_basis(void **state)
 static void
 test_makespan(void **state)
 {
-	const double five[] = { 3, 7, 4, 6, 5 };
+	const double five[] = { 3, 7, 4, 6, 5 }, fifty[] = { 30, 70, 40, 60, 50 };
 	double copy[5], big[200], sum = 0, m;
 	struct estimator est;
 
@@ -240,8 +240,10 @@ test_makespan(void **state)
 	/* two guests: less than one, at least half the tests and a start-up */
 	m = estimate_makespan(&est, five, 5, 2);
 	assert_true(m < 25 + EST_BATCH && m >= 12.5 + EST_BATCH);
-	/* more guests than tests: the longest test */
-	assert_true(estimate_makespan(&est, five, 5, 8) == 7 + EST_BATCH);
+	/* tests shorter than two start-ups go together, whatever the guests */
+	assert_true(estimate_makespan(&est, five, 5, 8) == 7 + 6 + 5 + EST_BATCH);
+	/* more guests than long tests: the longest test */
+	assert_true(estimate_makespan(&est, fifty, 5, 8) == 70 + EST_BATCH);
 	assert_memory_equal(copy, five, sizeof(copy));
 	/* durations that vary 10 times over: close to the sum shared out, few start-ups */
 	for (size_t i = 0; i < ARRAY_SIZE(big); i++) {

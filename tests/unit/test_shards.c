@@ -62,39 +62,43 @@ static void
 test_auto_by_host(void **state)
 {
 	(void)state;
-	expect(NULL, 4, 24 * GIB, 0, 2,
-	       "2 guests at once: 4 cores / 2 CPUs per guest = 2, (24 GiB - 1 GiB for this host) / "
-	       "2 GiB per guest = 11");
+	expect(NULL, 5, 24 * GIB, 0, 2,
+	       "2 guests at once: (5 cores - 1 for this host) / 2 CPUs per guest = 2, (24 GiB - 1 "
+	       "GiB for this host) / 2 GiB per guest = 11");
 	/* memory is the limit */
 	expect(NULL, 32, 8 * GIB, 0, 3,
-	       "3 guests at once: 32 cores / 2 CPUs per guest = 16, (8 GiB - 1 GiB for this host) "
-	       "/ "
-	       "2 GiB per guest = 3");
+	       "3 guests at once: (32 cores - 1 for this host) / 2 CPUs per guest = 15, (8 GiB - 1 "
+	       "GiB for this host) / 2 GiB per guest = 3");
 	/* the tests to run cap it */
 	expect(NULL, 32, 64 * GIB, 5, 5,
-	       "5 guests at once: 32 cores / 2 CPUs per guest = 16, (64 GiB - 1 GiB for this host) "
-	       "/ "
-	       "2 GiB per guest = 31; only 5 to run");
+	       "5 guests at once: (32 cores - 1 for this host) / 2 CPUs per guest = 15, (64 GiB - "
+	       "1 "
+	       "GiB for this host) / 2 GiB per guest = 31; only 5 to run");
 	/* and 64 */
 	plan.cpus = 1;
 	plan.mem = 512ull << 20;
 	expect(NULL, 256, 1024 * GIB, 0, 64,
-	       "64 guests at once: 256 cores / 1 CPU per guest = 256, (1 TiB - 1 GiB for this "
-	       "host) / 512 MiB per guest = 2046; fswb runs at most 64");
+	       "64 guests at once: (256 cores - 1 for this host) / 1 CPU per guest = 255, (1 TiB - "
+	       "1 "
+	       "GiB for this host) / 512 MiB per guest = 2046; fswb runs at most 64");
 	/* the stdio backend's sessions are on this host too */
-	expect(backend_find("stdio"), 4, 24 * GIB, 0, 4,
-	       "4 guests at once: 4 cores / 1 CPU per guest = 4, (24 GiB - 1 GiB for this host) / "
-	       "512 MiB per guest = 46");
+	expect(backend_find("stdio"), 4, 24 * GIB, 0, 3,
+	       "3 guests at once: (4 cores - 1 for this host) / 1 CPU per guest = 3, (24 GiB - 1 "
+	       "GiB for this host) / 512 MiB per guest = 46");
 }
 
 static void
 test_auto_one(void **state)
 {
 	(void)state;
-	/* two cores, two CPUs each: one guest, and how to get two */
+	/* four cores, two CPUs each: one guest besides the host's core, and how to get three */
+	expect(NULL, 4, 24 * GIB, 0, 1,
+	       "1 guest: this host has 4 cores, keeps 1 for itself, and each guest takes 2 (--cpus "
+	       "1 "
+	       "--shards 3 runs 3 at once)");
+	/* two cores: one guest whatever it takes */
 	expect(NULL, 2, 24 * GIB, 0, 1,
-	       "1 guest: this host has 2 cores and each guest takes 2 (--cpus 1 --shards 2 runs 2 "
-	       "at once)");
+	       "1 guest: this host has 2 cores, keeps 1 for itself, and each guest takes 2");
 	expect(NULL, 1, 24 * GIB, 0, 1, "1 guest: this host has 1 core and each guest takes 2");
 	/* too little memory: still one guest */
 	expect(NULL, 8, 2 * GIB, 0, 1,
@@ -103,8 +107,8 @@ test_auto_one(void **state)
 	       "1 guest: this host has 0 B, keeps 1 GiB for itself, and each guest takes 2 GiB");
 	/* room for more, one test */
 	expect(NULL, 8, 24 * GIB, 1, 1,
-	       "1 guest: 8 cores / 2 CPUs per guest = 4, (24 GiB - 1 GiB for this host) / 2 GiB "
-	       "per guest = 11; only 1 to run");
+	       "1 guest: (8 cores - 1 for this host) / 2 CPUs per guest = 3, (24 GiB - 1 GiB for "
+	       "this host) / 2 GiB per guest = 11; only 1 to run");
 }
 
 static void
