@@ -93,6 +93,7 @@ enum env_kind {
 	ENV_FACTOR,   /* a whole number of at least 1, used in shell arithmetic */
 	ENV_OPTIONS,  /* program options, word-split unquoted into a command line */
 	ENV_COMMANDS, /* xfs_io command names */
+	ENV_SWITCH,   /* on when it is exactly 1 ([ "$X" == "1" ]) */
 };
 
 static const struct {
@@ -102,7 +103,7 @@ static const struct {
 	{ "SOAK_DURATION", ENV_DURATION }, { "FUZZ_REWRITE_DURATION", ENV_DURATION },
 	{ "TIME_FACTOR", ENV_FACTOR },	   { "LOAD_FACTOR", ENV_FACTOR },
 	{ "FSX_AVOID", ENV_OPTIONS },	   { "FSSTRESS_AVOID", ENV_OPTIONS },
-	{ "XFS_IO_AVOID", ENV_COMMANDS },
+	{ "XFS_IO_AVOID", ENV_COMMANDS },  { "DISABLE_UDF_TEST", ENV_SWITCH },
 };
 
 /* The variables src/fstests/localconfig.c writes itself. */
@@ -207,6 +208,13 @@ check_env_word(const char *file, unsigned line, const char *key, char **word)
 				return error(ERR_PARSE,
 					     "%s:%u: key '%s': %s '%s' is not a whole number of "
 					     "at least 1; fstests multiplies with it",
+					     file, line, key, env_vars[i].name, value);
+			return OK;
+		case ENV_SWITCH:
+			if (strcmp(value, "1"))
+				return error(ERR_PARSE,
+					     "%s:%u: key '%s': %s '%s': fstests takes only 1 "
+					     "as on; write 1, or leave the setting out",
 					     file, line, key, env_vars[i].name, value);
 			return OK;
 		case ENV_OPTIONS:
