@@ -209,6 +209,8 @@ for cfg in "${configs[@]}"; do
 		;;
 	btrfs) mkfs=(mkfs.btrfs -f) ;;
 	f2fs) mkfs=(mkfs.f2fs -f) ;;
+	# no force flag: fstests runs these as mkfs -t FSTYP (udf: mkudffs)
+	exfat | vfat | udf) mkfs=("mkfs.$FSTYP") ;;
 	*)
 		fail "mkfs $cfg" "no mkfs recipe for FSTYP '$FSTYP'"
 		continue

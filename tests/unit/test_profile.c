@@ -20,6 +20,7 @@ static const char *const shipped_configs[] = {
 	"btrfs/4k",
 	"btrfs/compress",
 	"btrfs/default",
+	"exfat/default",
 	"ext2/1k",
 	"ext2/default",
 	"ext3/default",
@@ -41,6 +42,8 @@ static const char *const shipped_configs[] = {
 	"f2fs/compress",
 	"f2fs/default",
 	"f2fs/encrypt",
+	"udf/default",
+	"vfat/default",
 	"xfs/1k",
 	"xfs/4k",
 	"xfs/adv",
@@ -55,8 +58,8 @@ static const char *const shipped_configs[] = {
 };
 
 static const char *const shipped_fragments[] = {
-	"fstests", "ext4", "xfs",	  "btrfs",	   "f2fs",
-	"ext2",	   "ext3", "debug-kasan", "debug-lockdep", "debug-kmemleak",
+	"fstests", "ext4", "xfs", "btrfs",	 "f2fs",	  "ext2",	    "ext3",
+	"exfat",   "vfat", "udf", "debug-kasan", "debug-lockdep", "debug-kmemleak",
 };
 
 static struct profiles shipped;
@@ -164,6 +167,14 @@ test_shipped_devices(void **state)
 	assert_true(strvec_contains(&c->env, "XFS_IO_AVOID=fcollapse finsert"));
 	assert_true(strvec_contains(&c->xgroups, "collapse"));
 	assert_true(strvec_contains(&c->xgroups, "insert"));
+	/* fstests checks UDF only with a program nobody can get: the check is off */
+	c = profiles_config(&shipped, "udf/default");
+	assert_true(strvec_contains(&c->env, "DISABLE_UDF_TEST=1"));
+	assert_true(strvec_contains(&c->xgroups, "shutdown"));
+	/* mkfs.vfat formats a whole disk even with a partition table on it */
+	c = profiles_config(&shipped, "vfat/default");
+	assert_string_equal(c->mkfs_options, "-I");
+	assert_true(strvec_contains(&c->exclude_tests, "generic/308"));
 	/* every ext4 configuration mounts with block_validity */
 	for (size_t i = 0; i < shipped.nconfigs; i++) {
 		c = &shipped.configs[i];
@@ -449,7 +460,8 @@ test_resolve_errors(void **state)
 	assert_null(strstr(error_msg(), "did you mean"));
 	assert_string_equal(error_msg(),
 			    "unknown configuration 'nosuchfs'; fswb has configurations for btrfs, "
-			    "ext2, ext3, ext4, f2fs, xfs (ext4/4k, xfs/4k...; 'fswb profiles' "
+			    "exfat, ext2, ext3, ext4, f2fs, udf, vfat, xfs (ext4/4k, xfs/4k...; "
+			    "'fswb profiles' "
 			    "lists them all)");
 	/* the start of a name is close */
 	assert_int_equal(profiles_resolve_configs(&shipped, "ext4/bigall", &names), ERR_NOTFOUND);
@@ -1016,7 +1028,11 @@ test_parse_env(void **state)
 	expect_parse("env.MY_VAR = 1\n", ERR_PARSE,
 		     "f.conf:6: key 'env.MY_VAR': fswb does not know how fstests reads 'MY_VAR'; "
 		     "the variables it takes are SOAK_DURATION, FUZZ_REWRITE_DURATION, "
-		     "TIME_FACTOR, LOAD_FACTOR, FSX_AVOID, FSSTRESS_AVOID, XFS_IO_AVOID");
+		     "TIME_FACTOR, LOAD_FACTOR, FSX_AVOID, FSSTRESS_AVOID, XFS_IO_AVOID, "
+		     "DISABLE_UDF_TEST");
+	expect_parse("env.DISABLE_UDF_TEST = yes\n", ERR_PARSE,
+		     "f.conf:6: key 'env.DISABLE_UDF_TEST': DISABLE_UDF_TEST 'yes': fstests takes "
+		     "only 1 as on; write 1, or leave the setting out");
 	expect_parse("env.9X = 1\n", ERR_PARSE,
 		     "f.conf:6: 'env.9X' does not name a variable; write it like "
 		     "env.FSX_AVOID = -C -I");
