@@ -24,14 +24,15 @@ enum key_type {
 /* Checks on a value beyond its type. */
 enum key_check {
 	CHECK_NONE,
-	CHECK_FSTYP,   /* a lower-case word: ext4, xfs */
-	CHECK_NONZERO, /* a size above 0 */
-	CHECK_RANGE,   /* a count in [min, max] */
-	CHECK_KCONFIG, /* kernel option names without CONFIG_ */
-	CHECK_GROUPS,  /* fstests group names */
-	CHECK_ENV,     /* NAME=value */
-	CHECK_RELPATH, /* a path below the profiles directory */
-	CHECK_NAMES,   /* configuration names without the filesystem */
+	CHECK_FSTYP,	 /* a lower-case word: ext4, xfs */
+	CHECK_NONZERO,	 /* a size above 0 */
+	CHECK_RANGE,	 /* a count in [min, max] */
+	CHECK_KCONFIG,	 /* kernel option names without CONFIG_ */
+	CHECK_GROUPS,	 /* fstests group names */
+	CHECK_ENV,	 /* NAME=value */
+	CHECK_RELPATH,	 /* a path below the profiles directory */
+	CHECK_NAMES,	 /* configuration names without the filesystem */
+	CHECK_NONE_WORD, /* the word "none" */
 };
 
 struct key {
@@ -51,8 +52,9 @@ static const struct key fs_keys[] = {
 	{ "fstyp", TYPE_STRING, true, FS(fstyp), CHECK_FSTYP, 0, 0 },
 	{ "mkfs_options", TYPE_STRING, false, FS(mkfs_options), CHECK_NONE, 0, 0 },
 	{ "mount_options", TYPE_STRING, false, FS(mount_options), CHECK_NONE, 0, 0 },
-	{ "test_size", TYPE_SIZE, true, FS(test_size), CHECK_NONZERO, 0, 0 },
-	{ "scratch_size", TYPE_SIZE, true, FS(scratch_size), CHECK_NONZERO, 0, 0 },
+	{ "devices", TYPE_STRING, false, FS(devices), CHECK_NONE_WORD, 0, 0 },
+	{ "test_size", TYPE_SIZE, false, FS(test_size), CHECK_NONZERO, 0, 0 },
+	{ "scratch_size", TYPE_SIZE, false, FS(scratch_size), CHECK_NONZERO, 0, 0 },
 	{ "pool_devices", TYPE_COUNT, false, FS(pool_devices), CHECK_RANGE, 2, 16 },
 	{ "logdev_size", TYPE_SIZE, false, FS(logdev_size), CHECK_NONZERO, 0, 0 },
 	{ "rtdev_size", TYPE_SIZE, false, FS(rtdev_size), CHECK_NONZERO, 0, 0 },
@@ -363,6 +365,11 @@ set_value(const char *file, unsigned line, const struct key *k, const char *valu
 				     "%s:%u: key '%s': '%s' is not a filesystem type; "
 				     "write it the way mount -t takes it, like ext4",
 				     file, line, k->name, value);
+		if (k->check == CHECK_NONE_WORD && strcmp(value, "none"))
+			return error(ERR_PARSE,
+				     "%s:%u: key '%s': '%s' is not what it takes; write none "
+				     "(no block devices), or leave the line out",
+				     file, line, k->name, value);
 		if (k->check == CHECK_RELPATH && !is_relpath_below(value))
 			return error(ERR_PARSE,
 				     "%s:%u: key '%s': '%s' must be a path below the profiles "
@@ -533,6 +540,43 @@ parse_keys(const char *file, const char *text, const struct key *keys, size_t nk
 	return OK;
 }
 
+/* The line of fs_keys' key name in lines (0: not given). */
+static unsigned
+key_line(const unsigned *lines, const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fs_keys); i++)
+		if (!strcmp(fs_keys[i].name, name))
+			return lines[i];
+	BUG("no key '%s'", name);
+}
+
+/*
+ * The sizes are required unless `devices = none`, which refuses every key
+ * that makes or formats a device.
+ */
+static enum status
+check_devices(const char *file, const struct fs_config *c, const unsigned *lines)
+{
+	static const char *const device_keys[] = { "test_size",	  "scratch_size", "pool_devices",
+						   "logdev_size", "rtdev_size",	  "mkfs_options" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(device_keys); i++) {
+		unsigned line = key_line(lines, device_keys[i]);
+
+		if (c->devices && line)
+			return error(ERR_PARSE,
+				     "%s:%u: key '%s': the configuration has no devices "
+				     "(devices = none); leave the line out",
+				     file, line, device_keys[i]);
+		if (!c->devices && i < 2 && !line)
+			return error(ERR_PARSE,
+				     "%s: missing key '%s' (or devices = none, for a file system "
+				     "without block devices)",
+				     file, device_keys[i]);
+	}
+	return OK;
+}
+
 static enum status
 fs_config_parse_lines(const char *file, const char *name, const char *text, struct fs_config *out,
 		      unsigned *lines)
@@ -552,16 +596,13 @@ fs_config_parse_lines(const char *file, const char *name, const char *text, stru
 	if (rc == OK && slash &&
 	    (strlen(out->fstyp) != (size_t)(slash - name) ||
 	     strncmp(out->fstyp, name, (size_t)(slash - name)))) {
-		unsigned line = 0;
-
-		for (size_t i = 0; i < ARRAY_SIZE(fs_keys); i++)
-			if (!strcmp(fs_keys[i].name, "fstyp"))
-				line = lines[i];
 		rc = error(ERR_PARSE,
 			   "%s:%u: key 'fstyp': '%s' does not match the directory '%.*s'; "
 			   "a configuration lives in profiles/fs/FSTYP/",
-			   file, line, out->fstyp, (int)(slash - name), name);
+			   file, key_line(lines, "fstyp"), out->fstyp, (int)(slash - name), name);
 	}
+	if (rc == OK)
+		rc = check_devices(file, out, lines);
 	if (rc != OK) {
 		fs_config_release(out);
 		return rc;
@@ -608,6 +649,7 @@ fs_config_release(struct fs_config *c)
 	free(c->fstyp);
 	free(c->mkfs_options);
 	free(c->mount_options);
+	free(c->devices);
 	strvec_clear(&c->kconfig);
 	strvec_clear(&c->aliases);
 	strvec_clear(&c->env);

@@ -24,7 +24,10 @@
  * The keys of profiles/fs/FS/CFG.conf (the fields of struct fs_config):
  * description, fstyp, test_size, scratch_size and kconfig are required;
  * mkfs_options, mount_options, pool_devices (2 to 16), logdev_size,
- * rtdev_size, aliases, env and exclude are optional. fstyp must be the
+ * rtdev_size, aliases, env and exclude are optional. `devices = none` is a
+ * file system without block devices (tmpfs): TEST_DEV and SCRATCH_DEV are
+ * then names only, nothing is made or formatted, and the sizes,
+ * pool_devices and mkfs_options are refused instead of required. fstyp must be the
  * directory's name (FS). The keys of profiles/sets/NAME.conf: description
  * (required), groups, xgroups, env (each word NAME=value). A value wrapped
  * whole in quotes is refused (nothing strips them). Names (FS, CFG, NAME)
@@ -78,6 +81,7 @@ struct fs_config {
 	char *fstyp;	       /* FSTYP: ext4, xfs, btrfs, f2fs, ... */
 	char *mkfs_options;    /* MKFS_OPTIONS, "" for none */
 	char *mount_options;   /* MOUNT_OPTIONS, "" for none */
+	char *devices;	       /* "none": no block devices (tmpfs); NULL: the sizes below */
 	uint64_t test_size;    /* TEST_DEV */
 	uint64_t scratch_size; /* SCRATCH_DEV (or each pool device) */
 	unsigned pool_devices; /* SCRATCH_DEV_POOL of N devices instead of SCRATCH_DEV; 0: none */

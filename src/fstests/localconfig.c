@@ -229,7 +229,7 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 	const struct fs_config *cfg = s->config;
 	const struct localconfig_devices *d = s->dev;
 	bool pool = cfg->pool_devices > 0;
-	bool scratch = pool || cfg->scratch_size > 0;
+	bool scratch = pool || cfg->scratch_size > 0 || cfg->devices;
 	bool logdev = cfg->logdev_size > 0, rtdev = cfg->rtdev_size > 0;
 	bool same_fs = c->fstyp && !strcmp(c->fstyp, cfg->fstyp);
 	enum status rc;

@@ -42,6 +42,7 @@ static const char *const shipped_configs[] = {
 	"f2fs/compress",
 	"f2fs/default",
 	"f2fs/encrypt",
+	"tmpfs/default",
 	"udf/default",
 	"vfat/default",
 	"xfs/1k",
@@ -58,8 +59,8 @@ static const char *const shipped_configs[] = {
 };
 
 static const char *const shipped_fragments[] = {
-	"fstests", "ext4", "xfs", "btrfs",	 "f2fs",	  "ext2",	    "ext3",
-	"exfat",   "vfat", "udf", "debug-kasan", "debug-lockdep", "debug-kmemleak",
+	"fstests", "ext4", "xfs", "btrfs", "f2fs",	  "ext2",	   "ext3",
+	"exfat",   "vfat", "udf", "tmpfs", "debug-kasan", "debug-lockdep", "debug-kmemleak",
 };
 
 static struct profiles shipped;
@@ -106,8 +107,13 @@ test_shipped_configs(void **state)
 			    !strncmp(c->fstyp, shipped_configs[i], fslen));
 		assert_non_null(c->mkfs_options);
 		assert_non_null(c->mount_options);
-		assert_true(c->test_size >= (1ull << 30));
-		assert_true(c->scratch_size >= (1ull << 30));
+		if (c->devices) { /* tmpfs: names only, nothing to make or format */
+			assert_string_equal(c->devices, "none");
+			assert_true(!c->test_size && !c->scratch_size && !*c->mkfs_options);
+		} else {
+			assert_true(c->test_size >= (1ull << 30));
+			assert_true(c->scratch_size >= (1ull << 30));
+		}
 		assert_true(c->kconfig.n > 0);
 		/* every shipped config has an exclude file, resolved below the dir */
 		assert_non_null(c->exclude);
@@ -458,11 +464,12 @@ test_resolve_errors(void **state)
 	/* nothing close: say what there is; a far name is not "meant" */
 	assert_int_equal(profiles_resolve_configs(&shipped, "nosuchfs", &names), ERR_NOTFOUND);
 	assert_null(strstr(error_msg(), "did you mean"));
-	assert_string_equal(error_msg(),
-			    "unknown configuration 'nosuchfs'; fswb has configurations for btrfs, "
-			    "exfat, ext2, ext3, ext4, f2fs, udf, vfat, xfs (ext4/4k, xfs/4k...; "
-			    "'fswb profiles' "
-			    "lists them all)");
+	assert_string_equal(
+		error_msg(),
+		"unknown configuration 'nosuchfs'; fswb has configurations for btrfs, "
+		"exfat, ext2, ext3, ext4, f2fs, tmpfs, udf, vfat, xfs (ext4/4k, xfs/4k...; "
+		"'fswb profiles' "
+		"lists them all)");
 	/* the start of a name is close */
 	assert_int_equal(profiles_resolve_configs(&shipped, "ext4/bigall", &names), ERR_NOTFOUND);
 	assert_string_equal(
@@ -864,6 +871,52 @@ test_parse_values(void **state)
 	expect_parse("mount_options =\n", OK, NULL);
 }
 
+/* devices = none (tmpfs): no sizes, nothing to format; the sizes required otherwise */
+static void
+test_parse_no_devices(void **state)
+{
+	static const char base[] = "description = tmpfs in memory\n"
+				   "fstyp = tmpfs\n"
+				   "kconfig = TMPFS\n";
+	static const struct {
+		const char *extra, *message;
+	} cases[] = {
+		{ "devices = none\n", NULL },
+		{ "", "f.conf: missing key 'test_size' (or devices = none, for a file system "
+		      "without block devices)" },
+		{ "test_size = 1G\n", "f.conf: missing key 'scratch_size' (or devices = none, for "
+				      "a file system without block devices)" },
+		{ "devices = some\n", "f.conf:4: key 'devices': 'some' is not what it takes; write "
+				      "none (no block devices), or leave the line out" },
+		{ "devices = none\nscratch_size = 1G\n",
+		  "f.conf:5: key 'scratch_size': the configuration has no devices (devices = "
+		  "none); "
+		  "leave the line out" },
+		{ "devices = none\nmkfs_options = -b 1024\n",
+		  "f.conf:5: key 'mkfs_options': the configuration has no devices (devices = "
+		  "none); leave the line out" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *text = xasprintf("%s%s", base, cases[i].extra);
+		struct fs_config c;
+		enum status rc = fs_config_parse("f.conf", "tmpfs/x", text, &c);
+
+		if (!cases[i].message) {
+			assert_int_equal(rc, OK);
+			assert_string_equal(c.devices, "none");
+			assert_string_equal(c.mkfs_options, "");
+			assert_int_equal(c.test_size, 0);
+			fs_config_release(&c);
+		} else {
+			assert_int_equal(rc, ERR_PARSE);
+			assert_string_equal(error_msg(), cases[i].message);
+		}
+		free(text);
+	}
+}
+
 static void
 test_parse_errors(void **state)
 {
@@ -888,7 +941,7 @@ test_parse_errors(void **state)
 	expect_parse("= 5\n", ERR_PARSE, "f.conf:6: no key before '='; write it as 'key = value'");
 	expect_parse("frobnicate = yes\n", ERR_PARSE,
 		     "f.conf:6: unknown key 'frobnicate'; the keys are: description, fstyp, "
-		     "mkfs_options, mount_options, test_size, scratch_size, pool_devices, "
+		     "mkfs_options, mount_options, devices, test_size, scratch_size, pool_devices, "
 		     "logdev_size, rtdev_size, kconfig, aliases, env, exclude");
 	expect_parse("scratch size = 1G\n", ERR_PARSE,
 		     "f.conf:6: unknown key 'scratch size' (did you mean 'scratch_size'?)");
@@ -1074,6 +1127,7 @@ main(void)
 		cmocka_unit_test(test_broken_trees_in_scratch),
 		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_no_devices),
 		cmocka_unit_test(test_parse_set),
 	};
 
