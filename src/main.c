@@ -528,6 +528,7 @@ config_json(const struct fs_config *c)
 	json_object_set_new(o, "mkfs_options", json_string(c->mkfs_options));
 	json_object_set_new(o, "mount_options", json_string(c->mount_options));
 	json_object_set_new(o, "devices", c->devices ? json_string(c->devices) : json_null());
+	json_object_set_new(o, "base", c->base ? json_string(c->base) : json_null());
 	json_object_set_new(o, "test_size", json_integer((json_int_t)c->test_size));
 	json_object_set_new(o, "scratch_size", json_integer((json_int_t)c->scratch_size));
 	json_object_set_new(o, "pool_devices", json_integer(c->pool_devices));
@@ -582,6 +583,9 @@ show_config(const struct profiles *p, const char *name, bool json)
 	kconfig = strvec_join(&c->kconfig, " ");
 	printf("%s\n  %s\n\n", c->name, c->description);
 	printf("  FSTYP          %s\n", c->fstyp);
+	if (c->base)
+		printf("  base           %s (TEST and SCRATCH are %s; check -overlay)\n", c->base,
+		       c->base);
 	printf("  MKFS_OPTIONS   %s\n", *c->mkfs_options ? c->mkfs_options : "(none)");
 	printf("  MOUNT_OPTIONS  %s\n", *c->mount_options ? c->mount_options : "(none)");
 	printf("  devices        %s\n", sb.buf);

@@ -53,6 +53,7 @@ static const struct key fs_keys[] = {
 	{ "mkfs_options", TYPE_STRING, false, FS(mkfs_options), CHECK_NONE, 0, 0 },
 	{ "mount_options", TYPE_STRING, false, FS(mount_options), CHECK_NONE, 0, 0 },
 	{ "devices", TYPE_STRING, false, FS(devices), CHECK_NONE_WORD, 0, 0 },
+	{ "base", TYPE_STRING, false, FS(base), CHECK_FSTYP, 0, 0 },
 	{ "test_size", TYPE_SIZE, false, FS(test_size), CHECK_NONZERO, 0, 0 },
 	{ "scratch_size", TYPE_SIZE, false, FS(scratch_size), CHECK_NONZERO, 0, 0 },
 	{ "pool_devices", TYPE_COUNT, false, FS(pool_devices), CHECK_RANGE, 2, 16 },
@@ -603,6 +604,17 @@ fs_config_parse_lines(const char *file, const char *name, const char *text, stru
 	}
 	if (rc == OK)
 		rc = check_devices(file, out, lines);
+	if (rc == OK && !out->base && !strcmp(out->fstyp, "overlay"))
+		rc = error(ERR_PARSE,
+			   "%s: missing key 'base' (the file system under the overlay, like "
+			   "base = ext4)",
+			   file);
+	else if (rc == OK && out->base &&
+		 (strcmp(out->fstyp, "overlay") || !strcmp(out->base, "overlay")))
+		rc = error(ERR_PARSE,
+			   "%s:%u: key 'base': only an overlay (fstyp = overlay) has a base, "
+			   "and it is another file system",
+			   file, key_line(lines, "base"));
 	if (rc != OK) {
 		fs_config_release(out);
 		return rc;
@@ -650,6 +662,7 @@ fs_config_release(struct fs_config *c)
 	free(c->mkfs_options);
 	free(c->mount_options);
 	free(c->devices);
+	free(c->base);
 	strvec_clear(&c->kconfig);
 	strvec_clear(&c->aliases);
 	strvec_clear(&c->env);

@@ -1026,14 +1026,16 @@ mkfs_words(const struct fs_config *c, const char *dev, const char *logdev, const
 	} force[] = { { "ext2", "-F" }, { "ext3", "-F" },  { "ext4", "-F" },
 		      { "xfs", "-f" },	{ "btrfs", "-f" }, { "f2fs", "-f" } };
 
-	strvec_pushf(out, "mkfs.%s", c->fstyp);
+	const char *fstyp = c->base ? c->base : c->fstyp; /* an overlay's is its base's */
+
+	strvec_pushf(out, "mkfs.%s", fstyp);
 	for (size_t i = 0; i < ARRAY_SIZE(force); i++)
-		if (!strcmp(force[i].fstyp, c->fstyp))
+		if (!strcmp(force[i].fstyp, fstyp))
 			strvec_push(out, force[i].force);
 	strvec_split(out, c->mkfs_options, " \t");
-	if (!strcmp(c->fstyp, "xfs") && logdev)
+	if (!strcmp(fstyp, "xfs") && logdev)
 		strvec_pushf(out, "-llogdev=%s", logdev);
-	if (!strcmp(c->fstyp, "xfs") && rtdev)
+	if (!strcmp(fstyp, "xfs") && rtdev)
 		strvec_pushf(out, "-rrtdev=%s", rtdev);
 	strvec_push(out, dev);
 }
@@ -1252,6 +1254,8 @@ send_job(struct shard *sh)
 	sec.config = w->cfg;
 	sec.dev = &dev;
 	strvec_pushv(&opts, (const char *const[]){ "-R", "xunit", "-T", NULL });
+	if (w->cfg->base) /* the overlay over TEST and SCRATCH formatted as its base */
+		strvec_push(&opts, "-overlay");
 	if (e->plan.dry_run)
 		strvec_push(&tests, "-n");
 	check_words(sh, &job, &tests, &env);

@@ -385,10 +385,13 @@ check_mkfs(struct ctx *c)
 
 	strvec_push(&fs, "ext4"); /* the appliance image is ext4, whatever is tested */
 	if (c->o->profiles) {
-		for (size_t i = 0; i < c->o->profiles->nconfigs; i++)
-			if (!c->o->profiles->configs[i].devices && /* tmpfs: no mkfs */
-			    !strvec_contains(&fs, c->o->profiles->configs[i].fstyp))
-				strvec_push(&fs, c->o->profiles->configs[i].fstyp);
+		for (size_t i = 0; i < c->o->profiles->nconfigs; i++) {
+			const struct fs_config *cfg = &c->o->profiles->configs[i];
+			const char *made = cfg->base ? cfg->base : cfg->fstyp; /* overlay: base */
+
+			if (!cfg->devices && /* tmpfs: no mkfs */ !strvec_contains(&fs, made))
+				strvec_push(&fs, made);
+		}
 	} else {
 		for (size_t i = 0; i < ARRAY_SIZE(defaults); i++)
 			if (!strvec_contains(&fs, defaults[i]))

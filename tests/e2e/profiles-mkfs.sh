@@ -40,8 +40,9 @@ conf_value() { # FILE KEY: the raw value, "" when absent
 	sed -n "s/^[[:space:]]*$2[[:space:]]*=[[:space:]]*//p" "$1" | sed 's/[[:space:]]*$//' | head -1
 }
 
-# Sets FSTYP MKFS_OPTIONS MOUNT_OPTIONS DEVICES TEST_SIZE SCRATCH_SIZE POOL
-# LOGDEV_SIZE RTDEV_SIZE KCONFIG for config $1 (DEVICES: none or ""). Sizes are whatever truncate -s accepts.
+# Sets FSTYP MKFS_OPTIONS MOUNT_OPTIONS DEVICES BASE TEST_SIZE SCRATCH_SIZE
+# POOL LOGDEV_SIZE RTDEV_SIZE KCONFIG for config $1 (DEVICES: none or "";
+# BASE: the file system under an overlay, or ""). Sizes are whatever truncate -s accepts.
 load_config() {
 	local cfg=$1 file=$PROFILES/fs/$1.conf json
 	if [ "$have_fswb_json" = yes ]; then
@@ -50,6 +51,7 @@ load_config() {
 		MKFS_OPTIONS=$(jq -r .mkfs_options <<<"$json")
 		MOUNT_OPTIONS=$(jq -r .mount_options <<<"$json")
 		DEVICES=$(jq -r '.devices // ""' <<<"$json")
+		BASE=$(jq -r '.base // ""' <<<"$json")
 		TEST_SIZE=$(jq -r .test_size <<<"$json")
 		SCRATCH_SIZE=$(jq -r .scratch_size <<<"$json")
 		POOL=$(jq -r .pool_devices <<<"$json")
@@ -61,6 +63,7 @@ load_config() {
 		MKFS_OPTIONS=$(conf_value "$file" mkfs_options)
 		MOUNT_OPTIONS=$(conf_value "$file" mount_options)
 		DEVICES=$(conf_value "$file" devices)
+		BASE=$(conf_value "$file" base)
 		TEST_SIZE=$(conf_value "$file" test_size)
 		SCRATCH_SIZE=$(conf_value "$file" scratch_size)
 		POOL=$(conf_value "$file" pool_devices)
@@ -179,6 +182,9 @@ for cfg in "${configs[@]}"; do
 	fi
 	read -ra mkfs_opts <<<"$MKFS_OPTIONS"
 	read -ra mount_opts <<<"$MOUNT_OPTIONS"
+	# an overlay's devices are made and mounted as its base (check -overlay
+	# stacks the overlay on them)
+	[ -n "$BASE" ] && FSTYP=$BASE
 
 	# no devices (tmpfs): nothing to format; fstests mounts it by name, with
 	# -o size=1G when MOUNT_OPTIONS is empty

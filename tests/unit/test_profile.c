@@ -42,6 +42,8 @@ static const char *const shipped_configs[] = {
 	"f2fs/compress",
 	"f2fs/default",
 	"f2fs/encrypt",
+	"overlay/ext4",
+	"overlay/xfs",
 	"tmpfs/default",
 	"udf/default",
 	"vfat/default",
@@ -59,8 +61,9 @@ static const char *const shipped_configs[] = {
 };
 
 static const char *const shipped_fragments[] = {
-	"fstests", "ext4", "xfs", "btrfs", "f2fs",	  "ext2",	   "ext3",
-	"exfat",   "vfat", "udf", "tmpfs", "debug-kasan", "debug-lockdep", "debug-kmemleak",
+	"fstests", "ext4",    "xfs",	     "btrfs",	      "f2fs",
+	"ext2",	   "ext3",    "exfat",	     "vfat",	      "udf",
+	"tmpfs",   "overlay", "debug-kasan", "debug-lockdep", "debug-kmemleak",
 };
 
 static struct profiles shipped;
@@ -266,15 +269,23 @@ test_shipped_kconfig(void **state)
 		char *fs_path = test_path(fs_rel),
 		     *base_path = test_path("profiles/kconfig/fstests.config");
 		char *fs_text = test_read(fs_path), *base_text = test_read(base_path);
+		/* an overlay's kernel has its base file system's fragment too */
+		char *under_rel =
+			xasprintf("profiles/kconfig/%s.config", c->base ? c->base : "fstests");
+		char *under_path = test_path(under_rel), *under_text = test_read(under_path);
 
 		for (size_t j = 0; j < c->kconfig.n; j++)
 			if (!fragment_sets(fs_text, c->kconfig.v[j]) &&
-			    !fragment_sets(base_text, c->kconfig.v[j]))
+			    !fragment_sets(base_text, c->kconfig.v[j]) &&
+			    !fragment_sets(under_text, c->kconfig.v[j]))
 				fail_msg("%s needs CONFIG_%s, which neither %s nor fstests.config "
 					 "sets",
 					 c->name, c->kconfig.v[j], fs_rel);
 		free(fs_text);
 		free(base_text);
+		free(under_text);
+		free(under_path);
+		free(under_rel);
 		free(fs_path);
 		free(base_path);
 		free(fs_rel);
@@ -464,12 +475,12 @@ test_resolve_errors(void **state)
 	/* nothing close: say what there is; a far name is not "meant" */
 	assert_int_equal(profiles_resolve_configs(&shipped, "nosuchfs", &names), ERR_NOTFOUND);
 	assert_null(strstr(error_msg(), "did you mean"));
-	assert_string_equal(
-		error_msg(),
-		"unknown configuration 'nosuchfs'; fswb has configurations for btrfs, "
-		"exfat, ext2, ext3, ext4, f2fs, tmpfs, udf, vfat, xfs (ext4/4k, xfs/4k...; "
-		"'fswb profiles' "
-		"lists them all)");
+	assert_string_equal(error_msg(),
+			    "unknown configuration 'nosuchfs'; fswb has configurations for btrfs, "
+			    "exfat, ext2, ext3, ext4, f2fs, overlay, tmpfs, udf, vfat, xfs "
+			    "(ext4/4k, xfs/4k...; "
+			    "'fswb profiles' "
+			    "lists them all)");
 	/* the start of a name is close */
 	assert_int_equal(profiles_resolve_configs(&shipped, "ext4/bigall", &names), ERR_NOTFOUND);
 	assert_string_equal(
@@ -917,6 +928,42 @@ test_parse_no_devices(void **state)
 	}
 }
 
+/* base: the file system under an overlay, for an overlay only */
+static void
+test_parse_base(void **state)
+{
+	static const char ovl[] = "description = overlayfs over ext4\n"
+				  "fstyp = overlay\n"
+				  "test_size = 5G\n"
+				  "scratch_size = 5G\n"
+				  "kconfig = OVERLAY_FS\n";
+	struct fs_config c;
+	const struct fs_config *d;
+	char *text = xasprintf("%sbase = ext4\n", ovl);
+
+	(void)state;
+	assert_int_equal(fs_config_parse("o.conf", "overlay/ext4", text, &c), OK);
+	assert_string_equal(c.base, "ext4");
+	fs_config_release(&c);
+	free(text);
+	assert_int_equal(fs_config_parse("o.conf", "overlay/ext4", ovl, &c), ERR_PARSE);
+	assert_string_equal(error_msg(), "o.conf: missing key 'base' (the file system under the "
+					 "overlay, like base = ext4)");
+	text = xasprintf("%sbase = overlay\n", ovl);
+	assert_int_equal(fs_config_parse("o.conf", "overlay/x", text, &c), ERR_PARSE);
+	assert_string_equal(error_msg(), "o.conf:6: key 'base': only an overlay (fstyp = overlay) "
+					 "has a base, and it is another file system");
+	free(text);
+	expect_parse("base = ext4\n", ERR_PARSE,
+		     "f.conf:6: key 'base': only an overlay (fstyp = overlay) has a base, and it "
+		     "is another file system");
+	/* what kbuild and the host check see: the base's fragment and mkfs too */
+	assert_string_equal(profiles_config(&shipped, "overlay/xfs")->base, "xfs");
+	assert_int_equal(profiles_resolve_config(&shipped, "overlay", &d), OK);
+	assert_string_equal(d->name, "overlay/ext4");
+	assert_string_equal(d->base, "ext4");
+}
+
 static void
 test_parse_errors(void **state)
 {
@@ -941,7 +988,8 @@ test_parse_errors(void **state)
 	expect_parse("= 5\n", ERR_PARSE, "f.conf:6: no key before '='; write it as 'key = value'");
 	expect_parse("frobnicate = yes\n", ERR_PARSE,
 		     "f.conf:6: unknown key 'frobnicate'; the keys are: description, fstyp, "
-		     "mkfs_options, mount_options, devices, test_size, scratch_size, pool_devices, "
+		     "mkfs_options, mount_options, devices, base, test_size, scratch_size, "
+		     "pool_devices, "
 		     "logdev_size, rtdev_size, kconfig, aliases, env, exclude");
 	expect_parse("scratch size = 1G\n", ERR_PARSE,
 		     "f.conf:6: unknown key 'scratch size' (did you mean 'scratch_size'?)");
@@ -1128,6 +1176,7 @@ main(void)
 		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_no_devices),
+		cmocka_unit_test(test_parse_base),
 		cmocka_unit_test(test_parse_set),
 	};
 
