@@ -224,7 +224,9 @@ print_run_summary(const struct run_record *rec)
 		print_stopped(rec);
 	else if (rec->stopped_at)
 		term_fprintf(stdout, "\nThe run stopped in %s.\n", rec->stopped_at);
-	if (rec->error)
+	if (history_run_failure(rec))
+		term_fprintf(stdout, "\nThe run failed before its first test: %s\n", rec->error);
+	else if (rec->error)
 		term_fprintf(stdout, "\nError: %s\n", rec->error);
 	if (have_profiles)
 		profiles_release(&profiles);
@@ -273,21 +275,25 @@ list_runs(bool json)
 	else if (!ids.n)
 		term_fprintf(stdout, "No runs yet in %s; start one with 'fswb run'.\n", runs);
 	else
-		term_fprintf(stdout, "%-20s %-12s %-24s %s\n", "ID", "STATE", "CONFIGS", "RESULT");
+		term_fprintf(stdout, "%-20s %-14s %-24s %s\n", "ID", "STATE", "CONFIGS", "RESULT");
 	for (size_t i = 0; i < ids.n; i++) {
 		char *path = xasprintf("%s/%s/run.json", runs, ids.v[i]);
 		struct run_record rec;
 		bool ok = run_record_load(path, &rec) == OK;
 		struct strbuf cfgs = STRBUF_INIT;
 		const struct test_counts *k = &rec.counts;
+		char *dir = path_join(runs, ids.v[i]);
+		const char *kind = history_run_kind(dir);
 
 		if (json) {
 			json_t *o = json_object();
-			char *d = path_join(runs, ids.v[i]);
 
 			json_object_set_new(o, "id", json_string(ids.v[i]));
-			json_object_set_new(o, "dir", json_string(d));
+			json_object_set_new(o, "dir", json_string(dir));
+			json_object_set_new(o, "kind", json_string(kind ? kind : "test run"));
 			json_object_set_new(o, "finished", json_boolean(ok && rec.finished));
+			json_object_set_new(o, "error",
+					    ok && rec.error ? json_string(rec.error) : json_null());
 			json_object_set_new(o, "interrupted", json_boolean(ok && rec.interrupted));
 			json_object_set_new(o, "passed", json_integer(ok ? k->passed : 0));
 			json_object_set_new(
@@ -295,25 +301,34 @@ list_runs(bool json)
 				json_integer(ok ? k->failed + k->crashed + k->hung : 0));
 			json_object_set_new(o, "notrun", json_integer(ok ? k->notrun : 0));
 			json_array_append_new(list, o);
-			free(d);
 		} else if (!ok) {
-			term_fprintf(stdout, "%-20s %-12s %-24s %s\n", ids.v[i], "no results", "-",
+			term_fprintf(stdout, "%-20s %-14s %-24s %s\n", ids.v[i], "no results", "-",
 				     "stopped before its first test");
 		} else {
 			for (size_t j = 0; j < rec.nsections; j++)
 				strbuf_addf(&cfgs, "%s%s", j ? "," : "",
 					    section_label(&rec.sections[j]));
-			term_fprintf(stdout, "%-20s %-12s %-24s %u passed, %u failed, %u not run\n",
-				     ids.v[i],
-				     rec.finished ? (rec.interrupted ? "interrupted" : "finished")
-						  : "incomplete",
-				     cfgs.len ? cfgs.buf : "-", k->passed,
-				     k->failed + k->crashed + k->hung, k->notrun);
+			term_fprintf(stdout, "%-20s %-14s %-24s ", ids.v[i],
+				     kind			 ? kind
+				     : history_run_failure(&rec) ? "failed"
+				     : !rec.finished		 ? "incomplete"
+				     : rec.interrupted		 ? "interrupted"
+								 : "finished",
+				     cfgs.len ? cfgs.buf : "-");
+			if (kind)
+				term_fprintf(stdout, "no tests run\n");
+			else if (history_run_failure(&rec))
+				term_fprintf(stdout, "%s\n", rec.error);
+			else
+				term_fprintf(stdout, "%u passed, %u failed, %u not run\n",
+					     k->passed, k->failed + k->crashed + k->hung,
+					     k->notrun);
 		}
 		if (ok)
 			run_record_release(&rec);
 		error_clear();
 		strbuf_release(&cfgs);
+		free(dir);
 		free(path);
 	}
 	if (json) {
@@ -344,7 +359,10 @@ show_run(const char *spec, bool json)
 			run_record_release(&rec);
 		}
 	} else {
-		term_fprintf(stdout, "Run %s\n", id);
+		const char *kind = history_run_kind(dir);
+
+		term_fprintf(stdout, "Run %s%s%s%s\n", id, kind ? " (" : "", kind ? kind : "",
+			     kind ? ": no test ran)" : "");
 		print_run_dir_summary(dir);
 	}
 	free(path);

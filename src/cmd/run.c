@@ -27,6 +27,7 @@
 struct printer {
 	bool json, tty;
 	bool console;	    /* print console lines too (check -n's list) */
+	bool console_said;  /* the heading of that list is printed */
 	bool progress_line; /* a \r line is on screen */
 	bool any_test;	    /* a test ended */
 	int last_decile;
@@ -208,6 +209,10 @@ on_event(void *data, const struct event *ev)
 	case EV_CONSOLE:
 		if (p->console && (ev->u.line.flags & CONSOLE_CHECK)) {
 			clear_progress(p);
+			if (!p->console_said)
+				term_fprintf(stdout, "fswb: what check -n in the guest says this "
+						     "selection would run (no test runs):\n");
+			p->console_said = true;
 			term_fprintf(stdout, "%s\n", ev->u.line.text);
 		}
 		break;

@@ -255,9 +255,23 @@ cmp_double_desc(const void *a, const void *b)
 }
 
 double
-estimate_makespan(const double *secs, size_t n, unsigned shards, double batch_overhead)
+estimate_batch_target(const struct estimator *est, double left, unsigned shards)
 {
-	double *v, *load, end = 0;
+	double target, floor;
+
+	if (!shards)
+		shards = 1;
+	target = left / (EST_BATCH_SPLIT * shards);
+	floor = EST_BATCH_MIN * (est->slow ? EST_SLOW : 1);
+	if (floor > left / shards)
+		floor = left / shards;
+	return target < floor ? floor : target;
+}
+
+double
+estimate_makespan(const struct estimator *est, const double *secs, size_t n, unsigned shards)
+{
+	double *v, *load, end = 0, left = 0;
 
 	if (!n)
 		return 0;
@@ -267,13 +281,19 @@ estimate_makespan(const double *secs, size_t n, unsigned shards, double batch_ov
 	load = xcalloc(shards, sizeof(*load));
 	memcpy(v, secs, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), cmp_double_desc);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
+		left += v[i];
+	for (size_t i = 0; i < n;) {
+		double target = estimate_batch_target(est, left, shards), sum = 0;
 		unsigned free_first = 0;
 
 		for (unsigned g = 1; g < shards; g++)
 			if (load[g] < load[free_first])
 				free_first = g;
-		load[free_first] += v[i] + batch_overhead;
+		for (size_t k = 0; i < n && (!k || sum + v[i] <= target); k++)
+			sum += v[i++];
+		load[free_first] += estimate_batch(est) + sum;
+		left -= sum;
 	}
 	for (unsigned g = 0; g < shards; g++)
 		if (load[g] > end)

@@ -20,9 +20,10 @@
  * is not). History is real time on this host and is taken as it is.
  *
  * A run on several guests at once (shards) takes its makespan: the engine
- * hands out the longest tests first, each next batch to the guest that is
- * free first, and check starts afresh for each batch (EST_BATCH); every
- * guest boots once (EST_BOOT). estimate_makespan() is that list schedule.
+ * hands out the longest tests first, in batches (estimate_batch_target()),
+ * each to the guest that is free first, and check starts afresh for each
+ * batch (EST_BATCH); every guest boots once (EST_BOOT).
+ * estimate_makespan() is that schedule.
  *
  * Call sequence:
  *	estimator_init(&est, slow);
@@ -41,13 +42,15 @@
 #include "core/util.h"
 #include "fstests/results.h"
 
-#define EST_QUICK 8   /* seconds, under KVM (many quick tests end as not run) */
-#define EST_TEST  60  /* seconds, under KVM */
-#define EST_LONG  300 /* seconds, under KVM */
-#define EST_SLOW  4   /* emulation (TCG) against KVM */
-#define EST_BOOT  15  /* a guest's boot, under KVM */
-#define EST_BATCH 2   /* check's start-up before a batch of tests, under KVM */
-#define EST_RUNS  50  /* earlier runs estimator_load_runs() reads at most */
+#define EST_QUICK	8   /* seconds, under KVM (many quick tests end as not run) */
+#define EST_TEST	60  /* seconds, under KVM */
+#define EST_LONG	300 /* seconds, under KVM */
+#define EST_SLOW	4   /* emulation (TCG) against KVM */
+#define EST_BOOT	15  /* a guest's boot, under KVM */
+#define EST_BATCH	5   /* check's start-up before a batch of tests, under KVM */
+#define EST_BATCH_SPLIT 2
+#define EST_BATCH_MIN	60 /* seconds, under KVM */
+#define EST_RUNS	50 /* earlier runs estimator_load_runs() reads at most */
 
 enum est_basis {
 	EST_BASIS_HISTORY_KERNEL, /* earlier runs, same configuration and kernel */
@@ -110,13 +113,25 @@ double estimate_boot(const struct estimator *est);
 double estimate_batch(const struct estimator *est);
 
 /*
- * The wall-clock seconds n tests (secs[i] each) take on shards guests
- * (0 counts as 1) when each is handed out as a batch of its own, longest
- * first, to the guest that is free first, and each batch costs
- * batch_overhead more: LPT list scheduling, within 4/3 of the best
- * schedule. Boots are not included. secs is not changed.
+ * The seconds of tests the next batch of a run on shards guests takes
+ * (the engine's rule, and the makespan's): what is left (left seconds of
+ * tests waiting) divided by EST_BATCH_SPLIT times the shards, so batches
+ * are large at first and small at the end and the guests end close
+ * together; at least EST_BATCH_MIN seconds (stretched under emulation),
+ * check's start-up being paid once a batch, but never more than an equal
+ * share of what is left.
  */
-double estimate_makespan(const double *secs, size_t n, unsigned shards, double batch_overhead);
+double estimate_batch_target(const struct estimator *est, double left, unsigned shards);
+
+/*
+ * The wall-clock seconds n tests (secs[i] each) take on shards guests
+ * (0 counts as 1) as the engine hands them out: longest first, in batches
+ * of estimate_batch_target(), each to the guest that is free first, each
+ * costing estimate_batch() more. Boots are not included. secs is not
+ * changed.
+ */
+double estimate_makespan(const struct estimator *est, const double *secs, size_t n,
+			 unsigned shards);
 
 /* What a run is expected to take, and on what that rests. */
 struct est_total {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/paths.h"
+#include "core/plan.h"
 #include "core/rundir.h"
 
 /* How many of the newest runs the flaky scan reads at most. */
@@ -88,6 +89,32 @@ history_load(const char *id, struct run_record *out)
 	free(path);
 	free(dir);
 	return rc;
+}
+
+const char *
+history_run_kind(const char *dir)
+{
+	char *path = path_join(dir, "plan.json");
+	const char *kind = NULL;
+	struct plan plan;
+
+	plan_init(&plan);
+	if (plan_load(path, &plan) == OK && plan.dry_run)
+		kind = plan.shell ? "shell session" : "dry run";
+	plan_release(&plan);
+	error_clear();
+	free(path);
+	return kind;
+}
+
+const char *
+history_run_failure(const struct run_record *rec)
+{
+	const struct test_counts *k = &rec->counts;
+
+	if (!rec->error || k->ran || k->notrun || k->expunged || k->crashed || k->hung)
+		return NULL;
+	return rec->error;
 }
 
 /* Does s (of n bytes) end with git describe's "-N-gHEX"? Its length, else 0. */

@@ -32,6 +32,15 @@ enum status history_resolve(const char *spec, char **id);
 char *history_run_dir(const char *id);
 /* A run's run.json; the message names the file. */
 enum status history_load(const char *id, struct run_record *out);
+/*
+ * What the run directory dir holds when it is not a test run, in words
+ * for a list: "shell session" (fswb shell: check -n, then a shell), "dry
+ * run" (check -n in a guest); NULL for a test run, or when its plan.json
+ * does not read.
+ */
+const char *history_run_kind(const char *dir);
+/* The cause of a run that failed before any test ended (its error), else NULL. */
+const char *history_run_failure(const struct run_record *rec);
 
 /*
  * What a baseline and the flaky count match runs by: the kernel release

@@ -30,6 +30,7 @@ struct kmsg {
 
 	/* the open slice */
 	bool in_slice;
+	bool no_slices; /* kmsg_stop_slices(): markers open none */
 	char test[CHECK_NAME_MAX + 1];
 	unsigned slice_flags;
 
@@ -435,7 +436,7 @@ emit_piece(struct kmsg *k, const char *s, size_t len)
 	strbuf_add(&k->piece, s, len);
 	s = k->piece.buf;
 	flags = kmsg_classify(s, len);
-	if ((n = kmsg_marker(s, len, &name))) {
+	if (!k->no_slices && (n = kmsg_marker(s, len, &name))) {
 		close_slice(k);
 		memcpy(k->test, name, n);
 		k->test[n] = '\0';
@@ -532,6 +533,13 @@ kmsg_feed(struct kmsg *k, const char *buf, size_t len)
 	if (k->finished)
 		BUG("kmsg_feed() after kmsg_finish()");
 	line_asm_feed(&k->raw, buf, len, line_done, k);
+}
+
+void
+kmsg_stop_slices(struct kmsg *k)
+{
+	kmsg_end_slice(k);
+	k->no_slices = true;
 }
 
 void

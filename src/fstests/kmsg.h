@@ -102,6 +102,11 @@ void kmsg_feed(struct kmsg *k, const char *buf, size_t len);
  * until the next marker.
  */
 void kmsg_end_slice(struct kmsg *k);
+/*
+ * The tests are over (a shell in the guest follows): the slice ends, and
+ * markers from now on (a check run by hand) open no slice and name no test.
+ */
+void kmsg_stop_slices(struct kmsg *k);
 /* The stream ended: emit a last line without newline, close the slice. */
 void kmsg_finish(struct kmsg *k);
 

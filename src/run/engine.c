@@ -43,18 +43,8 @@
 #define TEST_LIMIT_FACTOR 5
 #define TEST_LIMIT_MIN	  600
 #define TEST_LONG_FACTOR  2 /* a test past twice its expected time is flagged */
-/*
- * A batch (one check of a shard) takes tests from the front of the queue
- * (longest first) until their expected time reaches what is left of the
- * whole run divided by BATCH_SPLIT times the shards: large batches first,
- * small ones at the end, so the shards end close together. A batch is at
- * least BATCH_MIN_SECONDS (stretched under emulation), check's start-up and
- * the test filesystem's mkfs being paid once per batch, but never more than
- * an equal share of what is left; at most BATCH_MAX_TESTS tests.
- */
-#define BATCH_SPLIT	  2
-#define BATCH_MIN_SECONDS 60
-#define BATCH_MAX_TESTS	  400
+/* A batch (one check of a shard) takes estimate_batch_target() seconds of tests, at most: */
+#define BATCH_MAX_TESTS 400
 
 enum phase {
 	PH_IDLE,
@@ -712,24 +702,20 @@ work_abandon(struct engine *e, struct work *w, const char *why)
 }
 
 /*
- * The next batch of w for a shard (see BATCH_*), moved from w->todo to
- * out; the tests of every listed configuration count as what is left.
+ * The next batch of w for a shard (estimate_batch_target()), moved from
+ * w->todo to out; the tests of every listed configuration count as what is
+ * left.
  */
 static void
 take_batch(struct engine *e, struct work *w, struct strvec *out)
 {
-	double left = 0, target, floor, sum = 0;
+	double left = 0, target, sum = 0;
 	size_t n = 0;
 
 	for (size_t i = 0; i < e->nworks; i++)
 		if (!e->works[i].abandoned)
 			left += work_left(&e->works[i]);
-	target = left / (BATCH_SPLIT * e->nshards);
-	floor = BATCH_MIN_SECONDS * (e->est.slow ? EST_SLOW : 1);
-	if (floor > left / e->nshards)
-		floor = left / e->nshards;
-	if (target < floor)
-		target = floor;
+	target = estimate_batch_target(&e->est, left, e->nshards);
 	while (n < w->ntodo && n < BATCH_MAX_TESTS && (!n || sum + w->todo[n].secs <= target)) {
 		sum += w->todo[n].secs;
 		strvec_push(out, w->todo[n].test);
@@ -1755,6 +1741,8 @@ guest_finish(struct shard *sh)
 		struct strbuf frame = STRBUF_INIT;
 
 		sh->phase = PH_SHELL;
+		/* what the user runs in the shell is no test of the run */
+		kmsg_stop_slices(sh->kmsg);
 		agent_frame_shell(&frame);
 		send_frame(sh, &frame);
 		agent_order_sent(&sh->order, AGENT_SHELL);

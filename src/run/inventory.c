@@ -166,11 +166,10 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 			shards_choose(plan, backend_find(plan->backend), &host, out->ntests, NULL);
 		boots = (nconfigs + out->shards - 1) / out->shards;
 		/* one guest at a time runs one check per configuration: no batches */
-		out->wall = out->shards == 1
-				    ? out->seconds
-				    : (double)boots * estimate_boot(est) +
-					      estimate_makespan(secs, out->ntests, out->shards,
-								estimate_batch(est));
+		out->wall = out->shards == 1 ? out->seconds
+					     : (double)boots * estimate_boot(est) +
+						       estimate_makespan(est, secs, out->ntests,
+									 out->shards);
 	}
 	free(secs);
 }

@@ -15,6 +15,7 @@
 #include "core/status.h"
 #include "fstests/results.h"
 #include "fstests/compare.h"
+#include "fstests/history.h"
 #include "view/text.h"
 #include "ui/ui_int.h"
 
@@ -24,6 +25,7 @@ struct hist_run {
 	bool loaded; /* rec came from run.json */
 	char *why;   /* why it could not be read */
 	char *configs;
+	const char *kind; /* not a test run: "shell session", "dry run" (static) */
 	bool marked;
 };
 
@@ -92,6 +94,7 @@ history_scan(struct history *h)
 			r->why = xstrdup(path_exists(json) ? error_msg() : "no run.json");
 		}
 		r->configs = record_configs(&r->rec);
+		r->kind = history_run_kind(r->dir);
 		free(json);
 	}
 	strvec_clear(&ids);
@@ -102,10 +105,10 @@ run_mark(const struct ui *ui, const struct hist_run *r, const char **mark, enum 
 {
 	const struct test_counts *c = &r->rec.counts;
 
-	if (!r->loaded) {
-		*mark = "?";
+	if (!r->loaded || r->kind) {
+		*mark = r->loaded ? ui->g.dot : "?";
 		*role = R_DIM;
-	} else if (c->failed || c->crashed || c->hung) {
+	} else if (c->failed || c->crashed || c->hung || history_run_failure(&r->rec)) {
 		*mark = ui->g.fail;
 		*role = R_FAIL;
 	} else if (r->rec.interrupted || !r->rec.finished) {
@@ -131,11 +134,18 @@ run_summary(const struct hist_run *r, struct strbuf *sb)
 		strbuf_addf(sb, "(%s)", r->why ? r->why : "unreadable");
 		return;
 	}
-	strbuf_addf(sb, "%u passed", c->passed);
-	if (bad)
-		strbuf_addf(sb, ", %u failed", bad);
-	if (c->notrun)
-		strbuf_addf(sb, ", %u not run", c->notrun);
+	if (r->kind) {
+		strbuf_adds(sb, r->kind);
+	} else if (history_run_failure(&r->rec)) {
+		strbuf_addf(sb, "failed: %s", r->rec.error);
+		return; /* the whole cause is below the list */
+	} else {
+		strbuf_addf(sb, "%u passed", c->passed);
+		if (bad)
+			strbuf_addf(sb, ", %u failed", bad);
+		if (c->notrun)
+			strbuf_addf(sb, ", %u not run", c->notrun);
+	}
 	if (r->rec.start_ms && r->rec.end_ms > r->rec.start_ms)
 		strbuf_addf(sb, "  %s",
 			    format_duration((double)(r->rec.end_ms - r->rec.start_ms) / 1000.0, d,
@@ -180,6 +190,7 @@ history_draw(struct ui *ui, struct view *v)
 		{ "Enter", "open", K_ENTER }, { "Space", "mark", ' ' }, { "c", "compare", 'c' },
 		{ "R", "reload", 'R' },	      { "?", "docs", '?' },	{ "q", "back", 'q' },
 	};
+	struct strvec cause = STRVEC_INIT;
 	char date[64];
 
 	if (!h->n) {
@@ -193,6 +204,22 @@ history_draw(struct ui *ui, struct view *v)
 	ui_putf(ui, y0, 2, ui->cols - 4, R_DIM, "%zu run%s%s", h->n, h->n == 1 ? "" : "s",
 		marked_count(h) ? "; marked runs have a *" : "");
 	h->list_h = body_h - 1;
+	if (h->lp.sel < h->n && h->v[h->lp.sel].loaded && !h->v[h->lp.sel].kind &&
+	    history_run_failure(&h->v[h->lp.sel].rec)) {
+		/* the selected run failed to start: its whole cause under the list */
+		char *why = xasprintf("failed: %s", h->v[h->lp.sel].rec.error);
+
+		text_wrap(why, ui->cols - 4, false, &cause);
+		free(why);
+		size_t shown = cause.n < (size_t)(body_h / 2) ? cause.n : (size_t)(body_h / 2);
+
+		h->list_h -= (int)shown + 1;
+		for (size_t k = 0; k < shown; k++)
+			ui_putf(ui, y0 + 2 + h->list_h + (int)k, 2, ui->cols - 4, R_FAIL, "%s%s",
+				cause.v[k],
+				k + 1 == shown && shown < cause.n ? ui->g.ellipsis : "");
+		strvec_clear(&cause);
+	}
 	listpos_fix(&h->lp, h->n, (size_t)h->list_h);
 	for (int row = 0; row < h->list_h; row++) {
 		size_t i = h->lp.top + (size_t)row;

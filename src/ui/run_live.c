@@ -144,6 +144,9 @@ on_event(void *data, const struct event *ev)
 		if (ev->u.end.interrupted)
 			ui_msg(ui, true, "the run was stopped: %u passed, %u failed, %u not run",
 			       c->passed, c->failed + c->crashed + c->hung, c->notrun);
+		else if (run_model_failure(lr->m))
+			ui_msg(ui, true, "the run failed before its first test: %s",
+			       run_model_failure(lr->m));
 		else
 			ui_msg(ui, c->failed + c->crashed + c->hung > 0,
 			       "the run has ended: %u passed, %u failed, %u not run; Enter on a "

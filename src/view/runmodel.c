@@ -355,6 +355,9 @@ run_model_event(struct run_model *m, const struct event *ev)
 	case EV_STAGE_END:
 		if (!ev->u.stage.stage)
 			break;
+		if (!strcmp(ev->u.stage.stage, "shell"))
+			/* a check run by hand in the shell is no test of the run */
+			m->in_shell = ev->type != EV_STAGE_END;
 		if (sh) {
 			shard_stage(m, sh, ev);
 			break;
@@ -415,8 +418,8 @@ run_model_event(struct run_model *m, const struct event *ev)
 	case EV_CONSOLE:
 		if (!ev->u.line.text)
 			break;
-		owner = sh ? sh->test : run_model_sharded(m) ? -1 : m->running;
-		if (ev->u.line.test)
+		owner = m->in_shell ? -1 : sh ? sh->test : run_model_sharded(m) ? -1 : m->running;
+		if (ev->u.line.test && !m->in_shell)
 			owner = (int)add_test(m, ev->config, ev->u.line.test);
 		push_lines(m, ev->u.line.text,
 			   ev->type == EV_CONSOLE ? LOGF_CONSOLE : ev->u.line.flags, owner,
@@ -486,6 +489,22 @@ static void
 on_event(void *data, const struct event *ev)
 {
 	run_model_event(data, ev);
+}
+
+const char *
+run_model_failure(const struct run_model *m)
+{
+	const char *last = NULL;
+
+	if (m->interrupted || m->done || m->counts.ran || m->counts.notrun)
+		return NULL;
+	for (size_t k = 0; k < m->nstages; k++)
+		if (m->stages[k].state == RM_STAGE_FAILED && m->stages[k].message)
+			return m->stages[k].message;
+	for (size_t k = 0; k < m->messages.n; k++)
+		if (!strncmp(m->messages.v[k], "error: ", 7))
+			last = m->messages.v[k] + 7;
+	return last;
 }
 
 struct listener

@@ -123,6 +123,7 @@ struct run_model {
 	unsigned nshards;	 /* guests at once (RUN_BEGIN); 0 or 1: one at a time */
 	struct rm_shard *shards; /* nshards of them when nshards > 1: shard k is shards[k - 1] */
 	bool begun, ended, interrupted;
+	bool in_shell; /* the shell stage began: what the guest logs now is no test's */
 	int exit_code; /* after RUN_END */
 	uint64_t start_ms, last_ms, end_ms;
 	unsigned gen; /* bumped on every change */
@@ -135,6 +136,12 @@ void run_model_event(struct run_model *m, const struct event *ev);
 
 /* A test expected to run, shown as pending until it starts. */
 void run_model_add_pending(struct run_model *m, const char *config, const char *name, double prev);
+/*
+ * Why a run failed before any test ended: the message of the first stage
+ * that failed (the kernel, the appliance, a boot), else the last error;
+ * NULL when a test ended, or nothing failed, or the user stopped the run.
+ */
+const char *run_model_failure(const struct run_model *m);
 /* Find a test; NULL when it is not in the model. */
 struct rm_test *run_model_find(struct run_model *m, const char *config, const char *name);
 

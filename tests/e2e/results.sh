@@ -63,4 +63,17 @@ check "a sharded run: the failure's guest" grep -qE '^  generic/002  fail \(shar
 check "a sharded run: --json keeps the guests" \
 	sh -c "'$FSWB' results show 20261203-130000 --json | jq -e '.shards == 2 and ([.sections[0].tests[].shard] | sort) == [1, 2]'"
 
+# a run that failed before its first test, and a shell session (hand-made run directories)
+mkdir -p "$FSWB_HOME/data/runs"
+cp -r "$SRCDIR/tests/ui/fixtures/failed-runs/"* "$FSWB_HOME/data/runs/"
+out=$("$FSWB" results 2>&1)
+check "a failed start is 'failed' with its cause" grep -qE '^20261204-090000 +failed +- +the kernel could not be built: .*whole build log$' <<<"$out"
+check "a shell session is no test run" grep -qE '^20261204-091500 +shell session +- +no tests run$' <<<"$out"
+out=$("$FSWB" results show 20261204-090000 2>&1)
+check "results show says why it failed" grep -qF "The run failed before its first test: the kernel could not be built" <<<"$out"
+out=$("$FSWB" results show 20261204-091500 2>&1)
+check "results show names a shell session" grep -qF "Run 20261204-091500 (shell session: no test ran)" <<<"$out"
+out=$("$FSWB" results --json 2>&1)
+check "results --json: the kind and the error" sh -c 'jq -e "map(select(.id == \"20261204-091500\"))[0].kind == \"shell session\" and (map(select(.id == \"20261204-090000\"))[0].error | test(\"kernel could not\"))" >/dev/null' <<<"$out"
+
 done_testing

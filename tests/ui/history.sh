@@ -50,6 +50,20 @@ ui_keys q q
 check "q from the history quits" ui_gone
 ui_stop
 
+# a run that failed to start and a shell session: named so, the whole cause readable
+cp -r "$SRCDIR/tests/ui/fixtures/failed-runs/"* "$FSWB_HOME/data/runs/"
+ui_start 80 24 -- --history
+check_screen "history with the failed run" "4 runs"
+ui_settle; ui_screen >"$T/failed.txt"
+check "a shell session is not a test run" grep -qE '2026-12-04 09:15 +- +shell session' "$T/failed.txt"
+check "no '0 passed' for the shell session" sh -c "! grep -E '09:15.*passed' '$T/failed.txt'"
+ui_keys Down
+check_screen "the failed run selected" "failed: the kernel could not be built"
+ui_settle; ui_screen >"$T/failed.txt"
+check "no '0 passed' for the failed run" sh -c "! grep -E '09:00.*passed' '$T/failed.txt'"
+check "the whole cause under the list" grep -qF "whole build log" "$T/failed.txt"
+ui_stop
+
 # 200x60: the same run, more room
 ui_start 200 60 -- --open 20261203-170239
 check_screen "large: run view" "run 20261203-170239"

@@ -222,38 +222,45 @@ test_a_run_and_its_basis(void **state)
 	free(mini);
 }
 
-/* The engine's way: longest first, each to the guest free first, a start-up per batch. */
+/* The engine's way: longest first, in batches, each to the guest free first, a start-up each. */
 static void
 test_makespan(void **state)
 {
 	const double five[] = { 3, 7, 4, 6, 5 };
-	double copy[5], big[200], sum = 0;
+	double copy[5], big[200], sum = 0, m;
 	struct estimator est;
 
 	(void)state;
+	estimator_init(&est, false);
 	memcpy(copy, five, sizeof(copy));
-	assert_true(estimate_makespan(NULL, 0, 4, 2) == 0);
-	/* one guest: everything one after another, a start-up each */
-	assert_true(estimate_makespan(five, 5, 1, 2) == 25 + 5 * 2);
-	assert_true(estimate_makespan(five, 5, 0, 0) == 25);
-	/* 7|6 6+5|7+4 11+3: 14, where the best split (7+6, 5+4+3) is 13 */
-	assert_true(estimate_makespan(five, 5, 2, 0) == 14);
-	assert_true(estimate_makespan(five, 5, 2, 1) == 7 + 4 + 2 + 3 + 1);
+	assert_true(estimate_makespan(&est, NULL, 0, 4) == 0);
+	/* one guest: one batch of everything */
+	assert_true(estimate_makespan(&est, five, 5, 1) == 25 + EST_BATCH);
+	assert_true(estimate_makespan(&est, five, 5, 0) == 25 + EST_BATCH);
+	/* two guests: less than one, at least half the tests and a start-up */
+	m = estimate_makespan(&est, five, 5, 2);
+	assert_true(m < 25 + EST_BATCH && m >= 12.5 + EST_BATCH);
 	/* more guests than tests: the longest test */
-	assert_true(estimate_makespan(five, 5, 8, 0) == 7);
+	assert_true(estimate_makespan(&est, five, 5, 8) == 7 + EST_BATCH);
 	assert_memory_equal(copy, five, sizeof(copy));
-	/* durations that vary 10 times over: close to the sum shared out */
+	/* durations that vary 10 times over: close to the sum shared out, few start-ups */
 	for (size_t i = 0; i < ARRAY_SIZE(big); i++) {
 		big[i] = 10 + (double)((i * 37) % 91);
 		sum += big[i];
 	}
-	assert_true(estimate_makespan(big, ARRAY_SIZE(big), 4, 0) <= sum / 4 * 1.02);
-	assert_true(estimate_makespan(big, ARRAY_SIZE(big), 4, 0) >= sum / 4);
-	/* check's start-up, stretched under emulation */
-	estimator_init(&est, false);
+	m = estimate_makespan(&est, big, ARRAY_SIZE(big), 4);
+	assert_true(m >= sum / 4);
+	assert_true(m <= sum / 4 * 1.05 + 10 * EST_BATCH);
+	/* the batch rule: a share of what is left, at least EST_BATCH_MIN, at most an equal share */
+	assert_true(estimate_batch_target(&est, 4000, 2) == 1000);
+	assert_true(estimate_batch_target(&est, 200, 2) == EST_BATCH_MIN);
+	assert_true(estimate_batch_target(&est, 50, 2) == 25);
+	/* check's start-up and the least batch, stretched under emulation */
 	assert_true(estimate_batch(&est) == EST_BATCH);
 	est.slow = true;
 	assert_true(estimate_batch(&est) == EST_BATCH * EST_SLOW);
+	assert_true(estimate_batch_target(&est, 600, 2) == EST_BATCH_MIN * EST_SLOW);
+	estimator_release(&est);
 }
 
 int

@@ -584,6 +584,42 @@ test_lines(void **state)
 	recorder_release(&r);
 }
 
+/* After the tests (a shell follows), a check run by hand names no test and writes no slice. */
+static void
+test_stop_slices(void **state)
+{
+	struct event_bus bus = EVENT_BUS_INIT;
+	struct recorder r = { 0 };
+	char *dir = test_tmp("stop-slices"), *slice;
+	struct kmsg *k;
+	static const char during[] = "[ 1.0] run fstests generic/001 at x\n[ 2.0] in the test\n";
+	static const char after[] = "[ 9.0] run fstests generic/002 at y\n[ 9.5] by hand\n";
+
+	(void)state;
+	event_bus_add(&bus, (struct listener){ on_event, &r });
+	k = kmsg_new(&bus, "ext4/4k");
+	assert_int_equal(kmsg_set_slice_dir(k, dir), OK);
+	kmsg_feed(k, during, sizeof(during) - 1);
+	kmsg_stop_slices(k);
+	kmsg_feed(k, after, sizeof(after) - 1);
+	kmsg_finish(k);
+	assert_int_equal(r.n, 4);
+	assert_string_equal(r.v[1].test, "generic/001");
+	assert_null(r.v[2].test);
+	assert_int_equal(r.v[2].flags & KMSG_MARKER, 0);
+	assert_null(r.v[3].test);
+	slice = path_join(dir, "generic/002.kmsg");
+	assert_false(path_exists(slice));
+	free(slice);
+	slice = path_join(dir, "generic/001.kmsg");
+	assert_true(path_exists(slice));
+	free(slice);
+	kmsg_free(k);
+	event_bus_release(&bus);
+	recorder_release(&r);
+	free(dir);
+}
+
 static void
 test_long_lines(void **state)
 {
@@ -857,11 +893,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fixtures), cmocka_unit_test(test_fixture_times),
-		cmocka_unit_test(test_classify), cmocka_unit_test(test_marker),
-		cmocka_unit_test(test_lines),	 cmocka_unit_test(test_long_lines),
-		cmocka_unit_test(test_slices),	 cmocka_unit_test(test_slice_failures),
-		cmocka_unit_test(test_tail),
+		cmocka_unit_test(test_fixtures),       cmocka_unit_test(test_fixture_times),
+		cmocka_unit_test(test_classify),       cmocka_unit_test(test_marker),
+		cmocka_unit_test(test_lines),	       cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_stop_slices),    cmocka_unit_test(test_slices),
+		cmocka_unit_test(test_slice_failures), cmocka_unit_test(test_tail),
 	};
 
 	return cmocka_run_group_tests_name("kmsg", tests, test_setup_hermetic,

@@ -607,6 +607,123 @@ test_cmdline(void **state)
 	plan_release(&p);
 }
 
+/*
+ * The shell stage: a check run by hand in the shell writes its markers to
+ * the kernel log; they make no test of the run, and the lines are no
+ * test's.
+ */
+static void
+test_model_shell(void **state)
+{
+	struct run_model m;
+	struct event ev = { 0 };
+
+	run_model_init(&m);
+	run_model_add_pending(&m, "ext4/4k", "generic/001", -1);
+	ev.type = EV_RUN_BEGIN;
+	ev.u.run.id = "r";
+	emit(&m, &ev);
+	ev.type = EV_TEST_START;
+	ev.config = "ext4/4k";
+	ev.u.test_start.test = "generic/001";
+	ev.u.test_start.prev_seconds = -1;
+	emit(&m, &ev);
+	ev.type = EV_TEST_END;
+	ev.config = "ext4/4k";
+	ev.u.test_end.test = "generic/001";
+	ev.u.test_end.status = TS_PASS;
+	ev.u.test_end.seconds = 3;
+	emit(&m, &ev);
+	ev.type = EV_STAGE_BEGIN;
+	ev.u.stage.stage = "shell";
+	emit(&m, &ev);
+	assert_true(m.in_shell);
+	ev.type = EV_KMSG;
+	ev.config = "ext4/4k";
+	ev.u.line.text = "[ 90.0] run fstests generic/002 at 2026-12-03 08:03:27";
+	ev.u.line.flags = KMSG_MARKER;
+	ev.u.line.test = "generic/002";
+	emit(&m, &ev);
+	ev.type = EV_KMSG;
+	ev.config = "ext4/4k";
+	ev.u.line.text = "[ 91.0] run fstests generic/001 at 2026-12-03 08:03:30";
+	ev.u.line.flags = KMSG_MARKER;
+	ev.u.line.test = "generic/001";
+	emit(&m, &ev);
+	assert_int_equal(m.ntests, 1);
+	assert_null(run_model_find(&m, "ext4/4k", "generic/002"));
+	assert_int_equal(m.log.n, 2);
+	assert_int_equal(logring_get(&m.log, 0)->test, -1);
+	assert_int_equal(logring_get(&m.log, 1)->test, -1);
+	ev.type = EV_STAGE_END;
+	ev.u.stage.stage = "shell";
+	emit(&m, &ev);
+	assert_false(m.in_shell);
+	ev.type = EV_RUN_END;
+	ev.u.end.counts.ran = ev.u.end.counts.passed = 1;
+	emit(&m, &ev);
+	assert_int_equal(m.ntests, 1);
+	assert_null(run_model_failure(&m));
+	run_model_release(&m);
+}
+
+/* A run that failed before its first test says why; a stopped one does not. */
+static void
+test_model_failure(void **state)
+{
+	struct run_model m;
+	struct event ev = { 0 };
+
+	for (int stop = 0; stop < 2; stop++) {
+		run_model_init(&m);
+		run_model_add_pending(&m, "ext4/4k", "generic/001", -1);
+		ev.type = EV_RUN_BEGIN;
+		emit(&m, &ev);
+		ev.type = EV_STAGE_BEGIN;
+		ev.u.stage.stage = "kernel";
+		emit(&m, &ev);
+		ev.type = EV_STAGE_END;
+		ev.u.stage.stage = "kernel";
+		ev.u.stage.code = OK;
+		emit(&m, &ev);
+		ev.type = EV_STAGE_BEGIN;
+		ev.u.stage.stage = "appliance";
+		emit(&m, &ev);
+		assert_null(run_model_failure(&m));
+		ev.type = EV_STAGE_END;
+		ev.u.stage.stage = "appliance";
+		ev.u.stage.code = ERR_CHILD;
+		ev.u.stage.message = "debootstrap failed: see appliance.log";
+		emit(&m, &ev);
+		ev.type = EV_ERROR;
+		ev.u.error.code = ERR_CHILD;
+		ev.u.error.message = "nothing could run";
+		emit(&m, &ev);
+		ev.type = EV_RUN_END;
+		ev.u.end.exit_code = 2;
+		ev.u.end.interrupted = stop;
+		emit(&m, &ev);
+		if (stop)
+			assert_null(run_model_failure(&m));
+		else
+			assert_string_equal(run_model_failure(&m),
+					    "debootstrap failed: see appliance.log");
+		run_model_release(&m);
+	}
+	/* no stage failed: the last error */
+	run_model_init(&m);
+	ev.type = EV_RUN_BEGIN;
+	emit(&m, &ev);
+	ev.type = EV_ERROR;
+	ev.u.error.message = "cannot make the run directory";
+	emit(&m, &ev);
+	ev.type = EV_RUN_END;
+	ev.u.end.exit_code = 2;
+	emit(&m, &ev);
+	assert_string_equal(run_model_failure(&m), "cannot make the run directory");
+	run_model_release(&m);
+}
+
 /* A stop: the running test is interrupted after its time, the tests never started are listed. */
 static void
 test_model_stopped(void **state)
@@ -713,7 +830,8 @@ main(void)
 		cmocka_unit_test(test_logring_bounds), cmocka_unit_test(test_model_events),
 		cmocka_unit_test(test_model_many),     cmocka_unit_test(test_model_estimates),
 		cmocka_unit_test(test_model_replay),   cmocka_unit_test(test_model_shards),
-		cmocka_unit_test(test_model_stopped),  cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_model_stopped),  cmocka_unit_test(test_model_shell),
+		cmocka_unit_test(test_model_failure),  cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_diff_big),       cmocka_unit_test(test_cmdline),
 		cmocka_unit_test(test_model_expunged), cmocka_unit_test(test_model_order),
 	};
