@@ -500,6 +500,10 @@ print_devices(const struct fs_config *c, struct strbuf *sb)
 {
 	char a[32], b[32];
 
+	if (c->devices) {
+		strbuf_addf(sb, "none: TEST and SCRATCH are %s mounts in memory", c->fstyp);
+		return;
+	}
 	strbuf_addf(sb, "TEST %s", format_size(c->test_size, a, sizeof(a)));
 	if (c->pool_devices)
 		strbuf_addf(sb, ", SCRATCH pool of %u x %s", c->pool_devices,
@@ -510,6 +514,7 @@ print_devices(const struct fs_config *c, struct strbuf *sb)
 		strbuf_addf(sb, ", LOG %s", format_size(c->logdev_size, a, sizeof(a)));
 	if (c->rtdev_size)
 		strbuf_addf(sb, ", RT %s", format_size(c->rtdev_size, a, sizeof(a)));
+	strbuf_adds(sb, " (sparse files)");
 }
 
 static json_t *
@@ -522,6 +527,8 @@ config_json(const struct fs_config *c)
 	json_object_set_new(o, "fstyp", json_string(c->fstyp));
 	json_object_set_new(o, "mkfs_options", json_string(c->mkfs_options));
 	json_object_set_new(o, "mount_options", json_string(c->mount_options));
+	json_object_set_new(o, "devices", c->devices ? json_string(c->devices) : json_null());
+	json_object_set_new(o, "base", c->base ? json_string(c->base) : json_null());
 	json_object_set_new(o, "test_size", json_integer((json_int_t)c->test_size));
 	json_object_set_new(o, "scratch_size", json_integer((json_int_t)c->scratch_size));
 	json_object_set_new(o, "pool_devices", json_integer(c->pool_devices));
@@ -576,9 +583,12 @@ show_config(const struct profiles *p, const char *name, bool json)
 	kconfig = strvec_join(&c->kconfig, " ");
 	printf("%s\n  %s\n\n", c->name, c->description);
 	printf("  FSTYP          %s\n", c->fstyp);
+	if (c->base)
+		printf("  base           %s (TEST and SCRATCH are %s; check -overlay)\n", c->base,
+		       c->base);
 	printf("  MKFS_OPTIONS   %s\n", *c->mkfs_options ? c->mkfs_options : "(none)");
 	printf("  MOUNT_OPTIONS  %s\n", *c->mount_options ? c->mount_options : "(none)");
-	printf("  devices        %s (sparse files)\n", sb.buf);
+	printf("  devices        %s\n", sb.buf);
 	printf("  kernel needs   %s\n", kconfig);
 	for (size_t i = 0; i < c->env.n; i++)
 		printf("  %-14s %s\n", i ? "" : "settings", c->env.v[i]);

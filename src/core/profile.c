@@ -24,14 +24,15 @@ enum key_type {
 /* Checks on a value beyond its type. */
 enum key_check {
 	CHECK_NONE,
-	CHECK_FSTYP,   /* a lower-case word: ext4, xfs */
-	CHECK_NONZERO, /* a size above 0 */
-	CHECK_RANGE,   /* a count in [min, max] */
-	CHECK_KCONFIG, /* kernel option names without CONFIG_ */
-	CHECK_GROUPS,  /* fstests group names */
-	CHECK_ENV,     /* NAME=value */
-	CHECK_RELPATH, /* a path below the profiles directory */
-	CHECK_NAMES,   /* configuration names without the filesystem */
+	CHECK_FSTYP,	 /* a lower-case word: ext4, xfs */
+	CHECK_NONZERO,	 /* a size above 0 */
+	CHECK_RANGE,	 /* a count in [min, max] */
+	CHECK_KCONFIG,	 /* kernel option names without CONFIG_ */
+	CHECK_GROUPS,	 /* fstests group names */
+	CHECK_ENV,	 /* NAME=value */
+	CHECK_RELPATH,	 /* a path below the profiles directory */
+	CHECK_NAMES,	 /* configuration names without the filesystem */
+	CHECK_NONE_WORD, /* the word "none" */
 };
 
 struct key {
@@ -51,8 +52,10 @@ static const struct key fs_keys[] = {
 	{ "fstyp", TYPE_STRING, true, FS(fstyp), CHECK_FSTYP, 0, 0 },
 	{ "mkfs_options", TYPE_STRING, false, FS(mkfs_options), CHECK_NONE, 0, 0 },
 	{ "mount_options", TYPE_STRING, false, FS(mount_options), CHECK_NONE, 0, 0 },
-	{ "test_size", TYPE_SIZE, true, FS(test_size), CHECK_NONZERO, 0, 0 },
-	{ "scratch_size", TYPE_SIZE, true, FS(scratch_size), CHECK_NONZERO, 0, 0 },
+	{ "devices", TYPE_STRING, false, FS(devices), CHECK_NONE_WORD, 0, 0 },
+	{ "base", TYPE_STRING, false, FS(base), CHECK_FSTYP, 0, 0 },
+	{ "test_size", TYPE_SIZE, false, FS(test_size), CHECK_NONZERO, 0, 0 },
+	{ "scratch_size", TYPE_SIZE, false, FS(scratch_size), CHECK_NONZERO, 0, 0 },
 	{ "pool_devices", TYPE_COUNT, false, FS(pool_devices), CHECK_RANGE, 2, 16 },
 	{ "logdev_size", TYPE_SIZE, false, FS(logdev_size), CHECK_NONZERO, 0, 0 },
 	{ "rtdev_size", TYPE_SIZE, false, FS(rtdev_size), CHECK_NONZERO, 0, 0 },
@@ -93,6 +96,7 @@ enum env_kind {
 	ENV_FACTOR,   /* a whole number of at least 1, used in shell arithmetic */
 	ENV_OPTIONS,  /* program options, word-split unquoted into a command line */
 	ENV_COMMANDS, /* xfs_io command names */
+	ENV_SWITCH,   /* on when it is exactly 1 ([ "$X" == "1" ]) */
 };
 
 static const struct {
@@ -102,7 +106,7 @@ static const struct {
 	{ "SOAK_DURATION", ENV_DURATION }, { "FUZZ_REWRITE_DURATION", ENV_DURATION },
 	{ "TIME_FACTOR", ENV_FACTOR },	   { "LOAD_FACTOR", ENV_FACTOR },
 	{ "FSX_AVOID", ENV_OPTIONS },	   { "FSSTRESS_AVOID", ENV_OPTIONS },
-	{ "XFS_IO_AVOID", ENV_COMMANDS },
+	{ "XFS_IO_AVOID", ENV_COMMANDS },  { "DISABLE_UDF_TEST", ENV_SWITCH },
 };
 
 /* The variables src/fstests/localconfig.c writes itself. */
@@ -207,6 +211,13 @@ check_env_word(const char *file, unsigned line, const char *key, char **word)
 				return error(ERR_PARSE,
 					     "%s:%u: key '%s': %s '%s' is not a whole number of "
 					     "at least 1; fstests multiplies with it",
+					     file, line, key, env_vars[i].name, value);
+			return OK;
+		case ENV_SWITCH:
+			if (strcmp(value, "1"))
+				return error(ERR_PARSE,
+					     "%s:%u: key '%s': %s '%s': fstests takes only 1 "
+					     "as on; write 1, or leave the setting out",
 					     file, line, key, env_vars[i].name, value);
 			return OK;
 		case ENV_OPTIONS:
@@ -354,6 +365,11 @@ set_value(const char *file, unsigned line, const struct key *k, const char *valu
 			return error(ERR_PARSE,
 				     "%s:%u: key '%s': '%s' is not a filesystem type; "
 				     "write it the way mount -t takes it, like ext4",
+				     file, line, k->name, value);
+		if (k->check == CHECK_NONE_WORD && strcmp(value, "none"))
+			return error(ERR_PARSE,
+				     "%s:%u: key '%s': '%s' is not what it takes; write none "
+				     "(no block devices), or leave the line out",
 				     file, line, k->name, value);
 		if (k->check == CHECK_RELPATH && !is_relpath_below(value))
 			return error(ERR_PARSE,
@@ -525,6 +541,43 @@ parse_keys(const char *file, const char *text, const struct key *keys, size_t nk
 	return OK;
 }
 
+/* The line of fs_keys' key name in lines (0: not given). */
+static unsigned
+key_line(const unsigned *lines, const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fs_keys); i++)
+		if (!strcmp(fs_keys[i].name, name))
+			return lines[i];
+	BUG("no key '%s'", name);
+}
+
+/*
+ * The sizes are required unless `devices = none`, which refuses every key
+ * that makes or formats a device.
+ */
+static enum status
+check_devices(const char *file, const struct fs_config *c, const unsigned *lines)
+{
+	static const char *const device_keys[] = { "test_size",	  "scratch_size", "pool_devices",
+						   "logdev_size", "rtdev_size",	  "mkfs_options" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(device_keys); i++) {
+		unsigned line = key_line(lines, device_keys[i]);
+
+		if (c->devices && line)
+			return error(ERR_PARSE,
+				     "%s:%u: key '%s': the configuration has no devices "
+				     "(devices = none); leave the line out",
+				     file, line, device_keys[i]);
+		if (!c->devices && i < 2 && !line)
+			return error(ERR_PARSE,
+				     "%s: missing key '%s' (or devices = none, for a file system "
+				     "without block devices)",
+				     file, device_keys[i]);
+	}
+	return OK;
+}
+
 static enum status
 fs_config_parse_lines(const char *file, const char *name, const char *text, struct fs_config *out,
 		      unsigned *lines)
@@ -544,16 +597,24 @@ fs_config_parse_lines(const char *file, const char *name, const char *text, stru
 	if (rc == OK && slash &&
 	    (strlen(out->fstyp) != (size_t)(slash - name) ||
 	     strncmp(out->fstyp, name, (size_t)(slash - name)))) {
-		unsigned line = 0;
-
-		for (size_t i = 0; i < ARRAY_SIZE(fs_keys); i++)
-			if (!strcmp(fs_keys[i].name, "fstyp"))
-				line = lines[i];
 		rc = error(ERR_PARSE,
 			   "%s:%u: key 'fstyp': '%s' does not match the directory '%.*s'; "
 			   "a configuration lives in profiles/fs/FSTYP/",
-			   file, line, out->fstyp, (int)(slash - name), name);
+			   file, key_line(lines, "fstyp"), out->fstyp, (int)(slash - name), name);
 	}
+	if (rc == OK)
+		rc = check_devices(file, out, lines);
+	if (rc == OK && !out->base && !strcmp(out->fstyp, "overlay"))
+		rc = error(ERR_PARSE,
+			   "%s: missing key 'base' (the file system under the overlay, like "
+			   "base = ext4)",
+			   file);
+	else if (rc == OK && out->base &&
+		 (strcmp(out->fstyp, "overlay") || !strcmp(out->base, "overlay")))
+		rc = error(ERR_PARSE,
+			   "%s:%u: key 'base': only an overlay (fstyp = overlay) has a base, "
+			   "and it is another file system",
+			   file, key_line(lines, "base"));
 	if (rc != OK) {
 		fs_config_release(out);
 		return rc;
@@ -600,6 +661,8 @@ fs_config_release(struct fs_config *c)
 	free(c->fstyp);
 	free(c->mkfs_options);
 	free(c->mount_options);
+	free(c->devices);
+	free(c->base);
 	strvec_clear(&c->kconfig);
 	strvec_clear(&c->aliases);
 	strvec_clear(&c->env);

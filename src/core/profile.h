@@ -25,9 +25,19 @@
  * description, fstyp, test_size, scratch_size and kconfig are required;
  * mkfs_options, mount_options, pool_devices (2 to 16), logdev_size,
  * rtdev_size, aliases, env and exclude are optional. fstyp must be the
- * directory's name (FS). The keys of profiles/sets/NAME.conf: description
- * (required), groups, xgroups, env (each word NAME=value). A value wrapped
- * whole in quotes is refused (nothing strips them). Names (FS, CFG, NAME)
+ * directory's name (FS).
+ *
+ * `devices = none` is a file system without block devices (tmpfs): TEST_DEV
+ * and SCRATCH_DEV are then names only (tmpfs_test, tmpfs_scratch), nothing is
+ * made or formatted, and the sizes, pool_devices and mkfs_options are refused
+ * instead of required. `base = ext4` (only with fstyp = overlay, which
+ * requires it) is the file system under an overlay: TEST and SCRATCH are
+ * made, formatted and named in local.config as that file system (FSTYP=ext4;
+ * mkfs_options and mount_options are the base's), and check runs with
+ * -overlay, which stacks the overlay on them (OVL_BASE_FSTYP ...).
+ *
+ * The keys of profiles/sets/NAME.conf: description (required), groups,
+ * xgroups, env (each word NAME=value). A value wrapped whole in quotes is refused (nothing strips them). Names (FS, CFG, NAME)
  * use only letters, digits, '-', '_' and '.'; files not ending in ".conf"
  * (or ".list", below) are not read.
  *
@@ -78,6 +88,8 @@ struct fs_config {
 	char *fstyp;	       /* FSTYP: ext4, xfs, btrfs, f2fs, ... */
 	char *mkfs_options;    /* MKFS_OPTIONS, "" for none */
 	char *mount_options;   /* MOUNT_OPTIONS, "" for none */
+	char *devices;	       /* "none": no block devices (tmpfs); NULL: the sizes below */
+	char *base;	       /* overlay: the file system under it ("ext4"), or NULL */
 	uint64_t test_size;    /* TEST_DEV */
 	uint64_t scratch_size; /* SCRATCH_DEV (or each pool device) */
 	unsigned pool_devices; /* SCRATCH_DEV_POOL of N devices instead of SCRATCH_DEV; 0: none */

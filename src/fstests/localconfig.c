@@ -229,9 +229,11 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 	const struct fs_config *cfg = s->config;
 	const struct localconfig_devices *d = s->dev;
 	bool pool = cfg->pool_devices > 0;
-	bool scratch = pool || cfg->scratch_size > 0;
+	bool scratch = pool || cfg->scratch_size > 0 || cfg->devices;
 	bool logdev = cfg->logdev_size > 0, rtdev = cfg->rtdev_size > 0;
-	bool same_fs = c->fstyp && !strcmp(c->fstyp, cfg->fstyp);
+	/* an overlay's TEST and SCRATCH are its base's; check -overlay does the rest */
+	const char *fstyp = cfg->base ? cfg->base : cfg->fstyp;
+	bool same_fs = c->fstyp && !strcmp(c->fstyp, fstyp);
 	enum status rc;
 
 	if ((rc = need(w, "TEST_DEV", d->test_dev)) != OK ||
@@ -256,7 +258,7 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 	if (rtdev && (rc = need(w, "SCRATCH_RTDEV", d->scratch_rtdev)) != OK)
 		return rc;
 
-	if ((rc = put_var(w, "FSTYP", cfg->fstyp)) != OK ||
+	if ((rc = put_var(w, "FSTYP", fstyp)) != OK ||
 	    (rc = put_var(w, "TEST_DEV", d->test_dev)) != OK ||
 	    (rc = put_var(w, "TEST_DIR", d->test_dir)) != OK)
 		return rc;
@@ -286,11 +288,11 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 	if (d->scratch_mnt && *d->scratch_mnt && (rc = put_var(w, "SCRATCH_MNT", d->scratch_mnt)))
 		return rc;
 
-	if ((rc = put_options(w, "MKFS_OPTIONS", cfg->mkfs_options, cfg->fstyp, same_fs, &c->mkfs,
+	if ((rc = put_options(w, "MKFS_OPTIONS", cfg->mkfs_options, fstyp, same_fs, &c->mkfs,
 			      false)) != OK ||
-	    (rc = put_options(w, "MOUNT_OPTIONS", cfg->mount_options, cfg->fstyp, same_fs,
-			      &c->mount, true)) != OK ||
-	    (rc = put_options(w, "TEST_FS_MOUNT_OPTS", cfg->mount_options, cfg->fstyp, same_fs,
+	    (rc = put_options(w, "MOUNT_OPTIONS", cfg->mount_options, fstyp, same_fs, &c->mount,
+			      true)) != OK ||
+	    (rc = put_options(w, "TEST_FS_MOUNT_OPTS", cfg->mount_options, fstyp, same_fs,
 			      &c->test_mount, true)) != OK)
 		return rc;
 
@@ -363,7 +365,7 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 		rc = put_env(w, &cfg->env);
 	if (rc == OK)
 		rc = put_env(w, env);
-	c->fstyp = cfg->fstyp;
+	c->fstyp = fstyp;
 	return rc;
 }
 

@@ -28,7 +28,7 @@
  * In every mode, values may not hold a newline or other control character.
  *
  * What is written for a configuration:
- *	FSTYP, TEST_DEV, TEST_DIR				always
+ *	FSTYP (an overlay's base), TEST_DEV, TEST_DIR		always
  *	SCRATCH_DEV, SCRATCH_MNT				when scratch_size > 0
  *	SCRATCH_DEV_POOL (space-separated), SCRATCH_MNT		when pool_devices > 0
  *	MKFS_OPTIONS, MOUNT_OPTIONS				when not empty

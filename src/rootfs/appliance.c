@@ -19,7 +19,7 @@ const char *const appliance_packages[] = {
 	"libgdbm-dev", "libgdbm-compat-dev", "liburing-dev", "uuid-dev", "xfslibs-dev",
 	/* filesystem tools */
 	"xfsprogs", "xfsdump", "e2fsprogs", "btrfs-progs", "f2fs-tools", "exfatprogs", "udftools",
-	"dump", "quota", "attr", "acl", "duperemove", "thin-provisioning-tools",
+	"dosfstools", "dump", "quota", "attr", "acl", "duperemove", "thin-provisioning-tools",
 	/* what check and the tests run */
 	"bc", "bsdextrautils", "dbench", "dmsetup", "fio", "gawk", "indent", "keyutils", "kmod",
 	"libcap2-bin", "lvm2", "lz4", "openssl", "parted", "perl", "procps", "psmisc", "python3",

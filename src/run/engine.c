@@ -971,6 +971,8 @@ config_disks(const struct fs_config *c, struct session_disk *d, char names[][16]
 {
 	size_t n = 0;
 
+	if (c->devices) /* devices = none: tmpfs */
+		return 0;
 	d[n++] = (struct session_disk){ .role = "test", .size = c->test_size };
 	if (c->pool_devices) {
 		for (unsigned i = 0; i < c->pool_devices && i < 16; i++) {
@@ -1010,14 +1012,16 @@ mkfs_words(const struct fs_config *c, const char *dev, const char *logdev, const
 	} force[] = { { "ext2", "-F" }, { "ext3", "-F" },  { "ext4", "-F" },
 		      { "xfs", "-f" },	{ "btrfs", "-f" }, { "f2fs", "-f" } };
 
-	strvec_pushf(out, "mkfs.%s", c->fstyp);
+	const char *fstyp = c->base ? c->base : c->fstyp; /* an overlay's is its base's */
+
+	strvec_pushf(out, "mkfs.%s", fstyp);
 	for (size_t i = 0; i < ARRAY_SIZE(force); i++)
-		if (!strcmp(force[i].fstyp, c->fstyp))
+		if (!strcmp(force[i].fstyp, fstyp))
 			strvec_push(out, force[i].force);
 	strvec_split(out, c->mkfs_options, " \t");
-	if (!strcmp(c->fstyp, "xfs") && logdev)
+	if (!strcmp(fstyp, "xfs") && logdev)
 		strvec_pushf(out, "-llogdev=%s", logdev);
-	if (!strcmp(c->fstyp, "xfs") && rtdev)
+	if (!strcmp(fstyp, "xfs") && rtdev)
 		strvec_pushf(out, "-rrtdev=%s", rtdev);
 	strvec_push(out, dev);
 }
@@ -1101,8 +1105,12 @@ keep_localconfig(struct shard *sh, const struct strbuf *lc, const struct strvec 
 
 	strbuf_addf(&text, "# %s: the local.config check read in the guest (HOST_OPTIONS)\n",
 		    sh->w->cfg->name);
-	strbuf_adds(&text, "# TEST_DEV was made with: ");
-	sq_quote_argv(&text, (const char *const *)mkfs->v);
+	if (mkfs->n) {
+		strbuf_adds(&text, "# TEST_DEV was made with: ");
+		sq_quote_argv(&text, (const char *const *)mkfs->v);
+	} else {
+		strbuf_adds(&text, "# TEST_DEV is no device: nothing was formatted");
+	}
 	strbuf_addf(&text, "\n%s", lc->buf);
 	if (mkdir_p(dir, 0755) != OK || write_file_atomic(path, text.buf, text.len, 0644) != OK)
 		warn(sh->e, sh, error_msg());
@@ -1198,8 +1206,11 @@ send_job(struct shard *sh)
 				 .config = "local.config",
 				 .result_base = where.results_dir,
 				 .mount_points = mounts };
-	char *test_dev = disk_role_path(sh, disks, ndisks, "test");
-	char *scratch = disk_role_path(sh, disks, ndisks, "scratch");
+	/* without devices (tmpfs) TEST_DEV and SCRATCH_DEV are only names */
+	char *test_dev = w->cfg->devices ? xasprintf("%s_test", w->cfg->fstyp)
+					 : disk_role_path(sh, disks, ndisks, "test");
+	char *scratch = w->cfg->devices ? xasprintf("%s_scratch", w->cfg->fstyp)
+					: disk_role_path(sh, disks, ndisks, "scratch");
 	char *logdev = disk_role_path(sh, disks, ndisks, "logdev");
 	char *rtdev = disk_role_path(sh, disks, ndisks, "rtdev");
 	char *test_logdev = disk_role_path(sh, disks, ndisks, "test_logdev");
@@ -1229,6 +1240,8 @@ send_job(struct shard *sh)
 	sec.config = w->cfg;
 	sec.dev = &dev;
 	strvec_pushv(&opts, (const char *const[]){ "-R", "xunit", "-T", NULL });
+	if (w->cfg->base) /* the overlay over TEST and SCRATCH formatted as its base */
+		strvec_push(&opts, "-overlay");
 	if (e->plan.dry_run)
 		strvec_push(&tests, "-n");
 	check_words(sh, &job, &tests, &env);
@@ -1237,9 +1250,10 @@ send_job(struct shard *sh)
 		kconfig = agent_job_path(&job, "kernel.config");
 		strvec_pushf(&env, "KCONFIG_PATH=%s", kconfig);
 	}
-	mkfs_words(w->cfg, test_dev, test_logdev, test_rtdev, &mkfs);
+	if (!w->cfg->devices)
+		mkfs_words(w->cfg, test_dev, test_logdev, test_rtdev, &mkfs);
 	/* the guest's next batch goes on with its TEST_DEV, as one check would */
-	job.mkfs_test = sh->job_sent ? NULL : (const char *const *)mkfs.v;
+	job.mkfs_test = sh->job_sent || !mkfs.n ? NULL : (const char *const *)mkfs.v;
 	job.check_opts = (const char *const *)opts.v;
 	job.check_tests = (const char *const *)tests.v;
 	rc = wipe_confirmed(sh, ndisks);

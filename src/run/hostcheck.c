@@ -117,6 +117,9 @@ static const struct package packages[] = {
 	{ "mkfs.xfs", "xfsprogs", "xfsprogs" },
 	{ "mkfs.btrfs", "btrfs-progs", "btrfs-progs" },
 	{ "mkfs.f2fs", "f2fs-tools", "f2fs-tools" },
+	{ "mkfs.exfat", "exfatprogs", "exfatprogs" },
+	{ "mkfs.vfat", "dosfstools", "dosfstools" },
+	{ "mkfs.udf", "udftools", "udftools" },
 	{ "mmdebstrap", "mmdebstrap", "mmdebstrap" },
 	{ "debootstrap", "debootstrap", "debootstrap" },
 	{ "newuidmap", "uidmap", "shadow-utils" },
@@ -382,9 +385,13 @@ check_mkfs(struct ctx *c)
 
 	strvec_push(&fs, "ext4"); /* the appliance image is ext4, whatever is tested */
 	if (c->o->profiles) {
-		for (size_t i = 0; i < c->o->profiles->nconfigs; i++)
-			if (!strvec_contains(&fs, c->o->profiles->configs[i].fstyp))
-				strvec_push(&fs, c->o->profiles->configs[i].fstyp);
+		for (size_t i = 0; i < c->o->profiles->nconfigs; i++) {
+			const struct fs_config *cfg = &c->o->profiles->configs[i];
+			const char *made = cfg->base ? cfg->base : cfg->fstyp; /* overlay: base */
+
+			if (!cfg->devices && /* tmpfs: no mkfs */ !strvec_contains(&fs, made))
+				strvec_push(&fs, made);
+		}
 	} else {
 		for (size_t i = 0; i < ARRAY_SIZE(defaults); i++)
 			if (!strvec_contains(&fs, defaults[i]))
@@ -395,8 +402,12 @@ check_mkfs(struct ctx *c)
 		char *prog = xasprintf("mkfs.%s", fs.v[i]);
 		char *why = ext4 ? xstrdup("the appliance image and ext4 configurations need it")
 				 : xasprintf("%s configurations need it", fs.v[i]);
-		const char *flag = !strcmp(fs.v[i], "btrfs") ? "--version" : "-V";
+		const char *flag = "-V";
 
+		if (!strcmp(fs.v[i], "btrfs"))
+			flag = "--version";
+		else if (!strcmp(fs.v[i], "vfat") || !strcmp(fs.v[i], "udf"))
+			flag = NULL; /* no version option: the path is shown */
 		free(check_program(c, HC_HOST, ext4, prog, flag, why));
 		free(why);
 		free(prog);

@@ -749,7 +749,10 @@ draw_fs(struct ui *ui, struct wizard *w, int y0, int body_h)
 		*c->mkfs_options ? c->mkfs_options : "(defaults)");
 	ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL, "mount  %s",
 		*c->mount_options ? c->mount_options : "(defaults)");
-	if (c->pool_devices)
+	if (c->devices)
+		ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL, "disks  none (%s in memory)",
+			c->fstyp);
+	else if (c->pool_devices)
 		ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL,
 			"disks  TEST %s, SCRATCH pool %u x %s",
 			format_size(c->test_size, a, sizeof(a)), c->pool_devices,

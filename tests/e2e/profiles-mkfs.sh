@@ -40,8 +40,9 @@ conf_value() { # FILE KEY: the raw value, "" when absent
 	sed -n "s/^[[:space:]]*$2[[:space:]]*=[[:space:]]*//p" "$1" | sed 's/[[:space:]]*$//' | head -1
 }
 
-# Sets FSTYP MKFS_OPTIONS MOUNT_OPTIONS TEST_SIZE SCRATCH_SIZE POOL LOGDEV_SIZE
-# RTDEV_SIZE KCONFIG for config $1. Sizes are whatever truncate -s accepts.
+# Sets FSTYP MKFS_OPTIONS MOUNT_OPTIONS DEVICES BASE TEST_SIZE SCRATCH_SIZE
+# POOL LOGDEV_SIZE RTDEV_SIZE KCONFIG for config $1 (DEVICES: none or "";
+# BASE: the file system under an overlay, or ""). Sizes are whatever truncate -s accepts.
 load_config() {
 	local cfg=$1 file=$PROFILES/fs/$1.conf json
 	if [ "$have_fswb_json" = yes ]; then
@@ -49,6 +50,8 @@ load_config() {
 		FSTYP=$(jq -r .fstyp <<<"$json")
 		MKFS_OPTIONS=$(jq -r .mkfs_options <<<"$json")
 		MOUNT_OPTIONS=$(jq -r .mount_options <<<"$json")
+		DEVICES=$(jq -r '.devices // ""' <<<"$json")
+		BASE=$(jq -r '.base // ""' <<<"$json")
 		TEST_SIZE=$(jq -r .test_size <<<"$json")
 		SCRATCH_SIZE=$(jq -r .scratch_size <<<"$json")
 		POOL=$(jq -r .pool_devices <<<"$json")
@@ -59,6 +62,8 @@ load_config() {
 		FSTYP=$(conf_value "$file" fstyp)
 		MKFS_OPTIONS=$(conf_value "$file" mkfs_options)
 		MOUNT_OPTIONS=$(conf_value "$file" mount_options)
+		DEVICES=$(conf_value "$file" devices)
+		BASE=$(conf_value "$file" base)
 		TEST_SIZE=$(conf_value "$file" test_size)
 		SCRATCH_SIZE=$(conf_value "$file" scratch_size)
 		POOL=$(conf_value "$file" pool_devices)
@@ -177,6 +182,32 @@ for cfg in "${configs[@]}"; do
 	fi
 	read -ra mkfs_opts <<<"$MKFS_OPTIONS"
 	read -ra mount_opts <<<"$MOUNT_OPTIONS"
+	# an overlay's devices are made and mounted as its base (check -overlay
+	# stacks the overlay on them)
+	[ -n "$BASE" ] && FSTYP=$BASE
+
+	# no devices (tmpfs): nothing to format; fstests mounts it by name, with
+	# -o size=1G when MOUNT_OPTIONS is empty
+	if [ "$DEVICES" = none ]; then
+		check "$cfg formats nothing" test -z "$MKFS_OPTIONS" -a "${TEST_SIZE:-0}|${SCRATCH_SIZE:-0}" = "0|0"
+		[ "${#mount_opts[@]}" -gt 0 ] || mount_opts=(-o size=1G)
+		if [ "$can_mount" = no ]; then
+			skip "mount $cfg" "$why_not"
+			continue
+		fi
+		mnt=$dir/mnt
+		mkdir -p "$mnt"
+		MOUNTS+=("$mnt")
+		if mount -t "$FSTYP" "${mount_opts[@]}" "${FSTYP}_test" "$mnt" 2>"$dir/mount.log" &&
+			echo "fswb profiles $cfg" >"$mnt/probe" && [ "$(cat "$mnt/probe")" = "fswb profiles $cfg" ] &&
+			umount "$mnt"; then
+			pass "mount $cfg: $(words mount -t "$FSTYP" "${mount_opts[@]}" "${FSTYP}_test")"
+		else
+			fail "mount $cfg" "$(cat "$dir/mount.log")"
+		fi
+		cleanup_devices
+		continue
+	fi
 
 	# the devices, as sparse files of the configured sizes
 	scratch=$dir/scratch.img log= rt= pool=()
@@ -209,6 +240,8 @@ for cfg in "${configs[@]}"; do
 		;;
 	btrfs) mkfs=(mkfs.btrfs -f) ;;
 	f2fs) mkfs=(mkfs.f2fs -f) ;;
+	# no force flag: fstests runs these as mkfs -t FSTYP (udf: mkudffs)
+	exfat | vfat | udf) mkfs=("mkfs.$FSTYP") ;;
 	*)
 		fail "mkfs $cfg" "no mkfs recipe for FSTYP '$FSTYP'"
 		continue

@@ -846,6 +846,34 @@ test_shards_configs(void **state)
 	plan_release(&plan);
 }
 
+/* A configuration without devices (tmpfs): no disk, no mkfs, TEST_DEV by name. */
+static void
+test_no_devices(void **state)
+{
+	static const char *const tests[] = { "generic/001=sleep 1", NULL };
+	struct ctx c = { 0 };
+	struct plan plan;
+	json_t *root;
+	char *path, *lc;
+
+	(void)state;
+	plan_for(&plan, tests);
+	strvec_clear(&plan.configs);
+	strvec_push(&plan.configs, "tmpfs/default");
+	root = run(&c, &plan);
+	assert_status(&c, root, "generic/001", "pass");
+	assert_int_equal(count_lines(&c, "making the test filesystem"), 0);
+	path = path_join(c.dir, "results/tmpfs-default/local.config");
+	lc = test_read(path);
+	assert_non_null(strstr(lc, "# TEST_DEV is no device: nothing was formatted\n"));
+	assert_non_null(strstr(lc, "TEST_DEV=tmpfs_test\n"));
+	assert_non_null(strstr(lc, "SCRATCH_DEV=tmpfs_scratch\n"));
+	free(lc);
+	free(path);
+	ctx_release(&c, root);
+	plan_release(&plan);
+}
+
 static int
 teardown(void **state)
 {
@@ -876,6 +904,7 @@ main(void)
 		cmocka_unit_test(test_shards_hang),
 		cmocka_unit_test(test_shards_cancel),
 		cmocka_unit_test(test_shards_configs),
+		cmocka_unit_test(test_no_devices),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -462,6 +462,11 @@ test_run_without_qemu(void **state)
 	assert_int_equal(f->state, HC_MISSING);
 	f = finding(&hc, "mkfs.f2fs");
 	assert_int_equal(f->state, HC_MISSING);
+	f = finding(&hc, "mkfs.vfat");
+	assert_string_equal(f->fix, "sudo dnf install dosfstools");
+	/* tmpfs has no device to format */
+	for (size_t i = 0; i < hc.n; i++)
+		assert_string_not_equal(hc.v[i].name, "mkfs.tmpfs");
 
 	f = finding(&hc, "KVM");
 	assert_int_equal(f->state, HC_WARN);

@@ -382,7 +382,7 @@ test_shipped_profiles(void **state)
 			strvec_pushf(&pool, "/dev/pool%u", k);
 		joined = strvec_join(&pool, " ");
 		d.scratch_pool = pool.n ? (const char *const *)pool.v : NULL;
-		want[0] = c->fstyp;
+		want[0] = c->base ? c->base : c->fstyp; /* check -overlay does the rest */
 		want[1] = "/dev/vdb";
 		want[2] = "/mnt/test";
 		want[3] = c->pool_devices ? "<unset>" : "/dev/vdc";

@@ -20,6 +20,7 @@ static const char *const shipped_configs[] = {
 	"btrfs/4k",
 	"btrfs/compress",
 	"btrfs/default",
+	"exfat/default",
 	"ext2/1k",
 	"ext2/default",
 	"ext3/default",
@@ -41,6 +42,11 @@ static const char *const shipped_configs[] = {
 	"f2fs/compress",
 	"f2fs/default",
 	"f2fs/encrypt",
+	"overlay/ext4",
+	"overlay/xfs",
+	"tmpfs/default",
+	"udf/default",
+	"vfat/default",
 	"xfs/1k",
 	"xfs/4k",
 	"xfs/adv",
@@ -55,8 +61,9 @@ static const char *const shipped_configs[] = {
 };
 
 static const char *const shipped_fragments[] = {
-	"fstests", "ext4", "xfs",	  "btrfs",	   "f2fs",
-	"ext2",	   "ext3", "debug-kasan", "debug-lockdep", "debug-kmemleak",
+	"fstests", "ext4",    "xfs",	     "btrfs",	      "f2fs",
+	"ext2",	   "ext3",    "exfat",	     "vfat",	      "udf",
+	"tmpfs",   "overlay", "debug-kasan", "debug-lockdep", "debug-kmemleak",
 };
 
 static struct profiles shipped;
@@ -103,8 +110,13 @@ test_shipped_configs(void **state)
 			    !strncmp(c->fstyp, shipped_configs[i], fslen));
 		assert_non_null(c->mkfs_options);
 		assert_non_null(c->mount_options);
-		assert_true(c->test_size >= (1ull << 30));
-		assert_true(c->scratch_size >= (1ull << 30));
+		if (c->devices) { /* tmpfs: names only, nothing to make or format */
+			assert_string_equal(c->devices, "none");
+			assert_true(!c->test_size && !c->scratch_size && !*c->mkfs_options);
+		} else {
+			assert_true(c->test_size >= (1ull << 30));
+			assert_true(c->scratch_size >= (1ull << 30));
+		}
 		assert_true(c->kconfig.n > 0);
 		/* every shipped config has an exclude file, resolved below the dir */
 		assert_non_null(c->exclude);
@@ -164,6 +176,14 @@ test_shipped_devices(void **state)
 	assert_true(strvec_contains(&c->env, "XFS_IO_AVOID=fcollapse finsert"));
 	assert_true(strvec_contains(&c->xgroups, "collapse"));
 	assert_true(strvec_contains(&c->xgroups, "insert"));
+	/* fstests checks UDF only with a program nobody can get: the check is off */
+	c = profiles_config(&shipped, "udf/default");
+	assert_true(strvec_contains(&c->env, "DISABLE_UDF_TEST=1"));
+	assert_true(strvec_contains(&c->xgroups, "shutdown"));
+	/* mkfs.vfat formats a whole disk even with a partition table on it */
+	c = profiles_config(&shipped, "vfat/default");
+	assert_string_equal(c->mkfs_options, "-I");
+	assert_true(strvec_contains(&c->exclude_tests, "generic/308"));
 	/* every ext4 configuration mounts with block_validity */
 	for (size_t i = 0; i < shipped.nconfigs; i++) {
 		c = &shipped.configs[i];
@@ -249,15 +269,23 @@ test_shipped_kconfig(void **state)
 		char *fs_path = test_path(fs_rel),
 		     *base_path = test_path("profiles/kconfig/fstests.config");
 		char *fs_text = test_read(fs_path), *base_text = test_read(base_path);
+		/* an overlay's kernel has its base file system's fragment too */
+		char *under_rel =
+			xasprintf("profiles/kconfig/%s.config", c->base ? c->base : "fstests");
+		char *under_path = test_path(under_rel), *under_text = test_read(under_path);
 
 		for (size_t j = 0; j < c->kconfig.n; j++)
 			if (!fragment_sets(fs_text, c->kconfig.v[j]) &&
-			    !fragment_sets(base_text, c->kconfig.v[j]))
+			    !fragment_sets(base_text, c->kconfig.v[j]) &&
+			    !fragment_sets(under_text, c->kconfig.v[j]))
 				fail_msg("%s needs CONFIG_%s, which neither %s nor fstests.config "
 					 "sets",
 					 c->name, c->kconfig.v[j], fs_rel);
 		free(fs_text);
 		free(base_text);
+		free(under_text);
+		free(under_path);
+		free(under_rel);
 		free(fs_path);
 		free(base_path);
 		free(fs_rel);
@@ -449,7 +477,9 @@ test_resolve_errors(void **state)
 	assert_null(strstr(error_msg(), "did you mean"));
 	assert_string_equal(error_msg(),
 			    "unknown configuration 'nosuchfs'; fswb has configurations for btrfs, "
-			    "ext2, ext3, ext4, f2fs, xfs (ext4/4k, xfs/4k...; 'fswb profiles' "
+			    "exfat, ext2, ext3, ext4, f2fs, overlay, tmpfs, udf, vfat, xfs "
+			    "(ext4/4k, xfs/4k...; "
+			    "'fswb profiles' "
 			    "lists them all)");
 	/* the start of a name is close */
 	assert_int_equal(profiles_resolve_configs(&shipped, "ext4/bigall", &names), ERR_NOTFOUND);
@@ -852,6 +882,88 @@ test_parse_values(void **state)
 	expect_parse("mount_options =\n", OK, NULL);
 }
 
+/* devices = none (tmpfs): no sizes, nothing to format; the sizes required otherwise */
+static void
+test_parse_no_devices(void **state)
+{
+	static const char base[] = "description = tmpfs in memory\n"
+				   "fstyp = tmpfs\n"
+				   "kconfig = TMPFS\n";
+	static const struct {
+		const char *extra, *message;
+	} cases[] = {
+		{ "devices = none\n", NULL },
+		{ "", "f.conf: missing key 'test_size' (or devices = none, for a file system "
+		      "without block devices)" },
+		{ "test_size = 1G\n", "f.conf: missing key 'scratch_size' (or devices = none, for "
+				      "a file system without block devices)" },
+		{ "devices = some\n", "f.conf:4: key 'devices': 'some' is not what it takes; write "
+				      "none (no block devices), or leave the line out" },
+		{ "devices = none\nscratch_size = 1G\n",
+		  "f.conf:5: key 'scratch_size': the configuration has no devices (devices = "
+		  "none); "
+		  "leave the line out" },
+		{ "devices = none\nmkfs_options = -b 1024\n",
+		  "f.conf:5: key 'mkfs_options': the configuration has no devices (devices = "
+		  "none); leave the line out" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *text = xasprintf("%s%s", base, cases[i].extra);
+		struct fs_config c;
+		enum status rc = fs_config_parse("f.conf", "tmpfs/x", text, &c);
+
+		if (!cases[i].message) {
+			assert_int_equal(rc, OK);
+			assert_string_equal(c.devices, "none");
+			assert_string_equal(c.mkfs_options, "");
+			assert_int_equal(c.test_size, 0);
+			fs_config_release(&c);
+		} else {
+			assert_int_equal(rc, ERR_PARSE);
+			assert_string_equal(error_msg(), cases[i].message);
+		}
+		free(text);
+	}
+}
+
+/* base: the file system under an overlay, for an overlay only */
+static void
+test_parse_base(void **state)
+{
+	static const char ovl[] = "description = overlayfs over ext4\n"
+				  "fstyp = overlay\n"
+				  "test_size = 5G\n"
+				  "scratch_size = 5G\n"
+				  "kconfig = OVERLAY_FS\n";
+	struct fs_config c;
+	const struct fs_config *d;
+	char *text = xasprintf("%sbase = ext4\n", ovl);
+
+	(void)state;
+	assert_int_equal(fs_config_parse("o.conf", "overlay/ext4", text, &c), OK);
+	assert_string_equal(c.base, "ext4");
+	fs_config_release(&c);
+	free(text);
+	assert_int_equal(fs_config_parse("o.conf", "overlay/ext4", ovl, &c), ERR_PARSE);
+	assert_string_equal(error_msg(), "o.conf: missing key 'base' (the file system under the "
+					 "overlay, like base = ext4)");
+	text = xasprintf("%sbase = overlay\n", ovl);
+	assert_int_equal(fs_config_parse("o.conf", "overlay/x", text, &c), ERR_PARSE);
+	assert_string_equal(error_msg(), "o.conf:6: key 'base': only an overlay (fstyp = overlay) "
+					 "has a base, and it is another file system");
+	free(text);
+	expect_parse("base = ext4\n", ERR_PARSE,
+		     "f.conf:6: key 'base': only an overlay (fstyp = overlay) has a base, and it "
+		     "is another file system");
+	/* what kbuild and the host check see: the base's fragment and mkfs too */
+	assert_string_equal(profiles_config(&shipped, "overlay/xfs")->base, "xfs");
+	assert_int_equal(profiles_resolve_config(&shipped, "overlay", &d), OK);
+	assert_string_equal(d->name, "overlay/ext4");
+	assert_string_equal(d->base, "ext4");
+}
+
 static void
 test_parse_errors(void **state)
 {
@@ -876,7 +988,8 @@ test_parse_errors(void **state)
 	expect_parse("= 5\n", ERR_PARSE, "f.conf:6: no key before '='; write it as 'key = value'");
 	expect_parse("frobnicate = yes\n", ERR_PARSE,
 		     "f.conf:6: unknown key 'frobnicate'; the keys are: description, fstyp, "
-		     "mkfs_options, mount_options, test_size, scratch_size, pool_devices, "
+		     "mkfs_options, mount_options, devices, base, test_size, scratch_size, "
+		     "pool_devices, "
 		     "logdev_size, rtdev_size, kconfig, aliases, env, exclude");
 	expect_parse("scratch size = 1G\n", ERR_PARSE,
 		     "f.conf:6: unknown key 'scratch size' (did you mean 'scratch_size'?)");
@@ -1016,7 +1129,11 @@ test_parse_env(void **state)
 	expect_parse("env.MY_VAR = 1\n", ERR_PARSE,
 		     "f.conf:6: key 'env.MY_VAR': fswb does not know how fstests reads 'MY_VAR'; "
 		     "the variables it takes are SOAK_DURATION, FUZZ_REWRITE_DURATION, "
-		     "TIME_FACTOR, LOAD_FACTOR, FSX_AVOID, FSSTRESS_AVOID, XFS_IO_AVOID");
+		     "TIME_FACTOR, LOAD_FACTOR, FSX_AVOID, FSSTRESS_AVOID, XFS_IO_AVOID, "
+		     "DISABLE_UDF_TEST");
+	expect_parse("env.DISABLE_UDF_TEST = yes\n", ERR_PARSE,
+		     "f.conf:6: key 'env.DISABLE_UDF_TEST': DISABLE_UDF_TEST 'yes': fstests takes "
+		     "only 1 as on; write 1, or leave the setting out");
 	expect_parse("env.9X = 1\n", ERR_PARSE,
 		     "f.conf:6: 'env.9X' does not name a variable; write it like "
 		     "env.FSX_AVOID = -C -I");
@@ -1058,6 +1175,8 @@ main(void)
 		cmocka_unit_test(test_broken_trees_in_scratch),
 		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_no_devices),
+		cmocka_unit_test(test_parse_base),
 		cmocka_unit_test(test_parse_set),
 	};
 
