@@ -56,7 +56,7 @@ ui_keys c C-u 1 Enter
 check_screen "backend: CPUs changed" "1 CPU     (c changes it)"
 check_screen "backend: guests at once, auto by default" "auto      (s changes it"
 # the auto count is this host's: the words say how it came about, whatever the count
-check "backend: why that many guests" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE '^    (1 guest: this host has [0-9]+ cores? and each guest takes 1|[0-9]+ guests at once: [0-9]+ cores / 1 CPU per guest = [0-9]+, )'"
+check "backend: why that many guests" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE '^    (1 guest: this host has [0-9]+ cores?(, keeps 1 for itself,)? and each guest takes 1|[0-9]+ guests at once: \\([0-9]+ cores - 1 for this host\\) / 1 CPU per guest = [0-9]+, )'"
 ui_keys s C-u 0 Enter
 check_screen "backend: a bad count is refused" "'0' is not auto or a number of guests from 1 to 64"
 ui_keys s C-u 2 Enter

@@ -430,10 +430,10 @@ test_test_dirs(void **state)
 		  "fail); add one, e.g. -c xfs/4k, or leave the test out");
 	strvec_push(&p.configs, "xfs/1k");
 	assert_int_equal(plan_check(&p, &prof), OK);
-	strvec_push(&p.tests.tests, "overlay/001");
+	strvec_push(&p.tests.tests, "nfs/001");
 	expect_rc(plan_check(&p, &prof),
-		  "tests.tests[2]: 'overlay/001' is a test for overlay, and fswb has "
-		  "no configuration for overlay");
+		  "tests.tests[2]: 'nfs/001' is a test for nfs, and fswb has "
+		  "no configuration for nfs");
 	/* plan_validate() comes first */
 	free(p.backend);
 	p.backend = xstrdup("qemuu");
