@@ -874,6 +874,41 @@ test_no_devices(void **state)
 	plan_release(&plan);
 }
 
+/* Many guests: four at once, every test once, each guest with some of them. */
+static void
+test_shards_many(void **state)
+{
+	static const char *const tests[] = {
+		"generic/001=sleep 2", "generic/002=sleep 2", "generic/003=sleep 2",
+		"generic/004=sleep 2", "generic/005=sleep 2", "generic/006=sleep 2",
+		"generic/007=sleep 2", "generic/008=sleep 2", NULL
+	};
+	struct ctx c = { 0 };
+	struct plan plan;
+	json_t *root;
+	unsigned used = 0;
+
+	plan_for(&plan, tests);
+	plan.shards = 4;
+	forget_runs();
+	root = run(&c, &plan);
+	for (size_t i = 0; tests[i]; i++) {
+		char *name = xstrndup(tests[i], strcspn(tests[i], "="));
+		unsigned shard = 0;
+
+		assert_int_equal(count_of(root, name, &shard), 1);
+		assert_true(shard >= 1 && shard <= 4);
+		used |= 1u << shard;
+		free(name);
+	}
+	assert_int_equal(used, 0x1e);
+	assert_true(c.max_running >= 3);
+	assert_int_equal(json_integer_value(json_object_get(root, "shards")), 4);
+	assert_log(&c, "end of run 0\n");
+	ctx_release(&c, root);
+	plan_release(&plan);
+}
+
 static int
 teardown(void **state)
 {
@@ -904,6 +939,7 @@ main(void)
 		cmocka_unit_test(test_shards_hang),
 		cmocka_unit_test(test_shards_cancel),
 		cmocka_unit_test(test_shards_configs),
+		cmocka_unit_test(test_shards_many),
 		cmocka_unit_test(test_no_devices),
 	};
 
