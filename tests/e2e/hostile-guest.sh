@@ -10,18 +10,7 @@
 
 CACHE=${FSWB_TEST_CACHE:-/var/tmp/fswb-test-cache}
 export FSWB_CACHE_DIR=$CACHE/fswb
-for p in qemu-system-x86_64 qemu-img mmdebstrap; do
-	if ! command -v "$p" >/dev/null 2>&1; then
-		skip "a hostile test in a guest" "$p is not installed (make deps)"
-		done_testing
-		exit 0
-	fi
-done
-if ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
-	skip "a hostile test in a guest" "no kernel in /boot (make deps installs one)"
-	done_testing
-	exit 0
-fi
+need_guest "a hostile test in a guest"
 
 ESC=$'\033'
 SECRET=$T/host-secret

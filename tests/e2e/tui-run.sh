@@ -9,18 +9,7 @@ ui_setup
 
 CACHE=${FSWB_TEST_CACHE:-/var/tmp/fswb-test-cache}
 MINI=$SRCDIR/tests/fixtures/mini-fstests
-for tool in qemu-system-x86_64 qemu-img mmdebstrap; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		skip "the workbench's live run" "$tool is not installed (make deps)"
-		done_testing
-		exit 0
-	fi
-done
-if ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
-	skip "the workbench's live run" "no kernel in /boot (make deps installs one)"
-	done_testing
-	exit 0
-fi
+need_guest "the workbench's live run"
 qemus() { pgrep -f "qemu-system-x86_64.*$FSWB_HOME" | wc -l; }
 at_exit '[ "$(qemus)" -eq 0 ] || pkill -f "qemu-system-x86_64.*$FSWB_HOME"'
 
