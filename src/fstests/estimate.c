@@ -245,6 +245,8 @@ estimate_boot(const struct estimator *est)
 double
 estimate_batch(const struct estimator *est)
 {
+	if (est->batch > 0)
+		return est->batch;
 	return EST_BATCH * (est->slow ? EST_SLOW : 1);
 }
 

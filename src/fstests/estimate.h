@@ -74,7 +74,8 @@ struct estimator {
 	double soak; /* SOAK_DURATION in seconds, < 0 when not set */
 	struct est_sample *v;
 	size_t n, alloc;
-	size_t runs; /* runs that gave samples */
+	size_t runs;  /* runs that gave samples */
+	double batch; /* check's start-up as a run measures it (seconds); 0: EST_BATCH */
 };
 
 void estimator_init(struct estimator *est, bool slow);
@@ -109,7 +110,7 @@ double estimate_test(const struct estimator *est, const char *config, const char
 
 /* A guest's boot, in seconds. */
 double estimate_boot(const struct estimator *est);
-/* check's start-up before a batch of tests, in seconds. */
+/* check's start-up before a batch of tests, in seconds: est->batch when measured. */
 double estimate_batch(const struct estimator *est);
 
 /*

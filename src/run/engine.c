@@ -106,9 +106,10 @@ struct shard {
 	unsigned ended_here;	 /* tests that ended in this guest */
 	unsigned kmsg_bad;	 /* KMSG_BAD flags of this guest's kernel log */
 	unsigned batches;	 /* batches this shard ran: names of kept files */
-	bool restart;		 /* start a new guest for the remaining tests */
-	bool failed;		 /* the guest crashed, hung or never started */
-	bool job_failed;	 /* the agent could not run the job (ERR) */
+	uint64_t batch_sent_ms; /* a later batch of this guest was sent: its start-up is measured */
+	bool restart;		/* start a new guest for the remaining tests */
+	bool failed;		/* the guest crashed, hung or never started */
+	bool job_failed;	/* the agent could not run the job (ERR) */
 	struct logfile console;
 	struct line_asm out_line; /* check -n's output, line by line */
 	bool got_exit, got_result, boot_end_sent, job_sent, tests_open;
@@ -416,6 +417,13 @@ on_shard_event(void *data, const struct event *cev)
 		free(sh->current_test);
 		sh->current_test = xstrdup(ev.u.test_start.test);
 		sh->test_started_ms = loop_now_ms();
+		if (sh->batch_sent_ms) {
+			/* what a batch costs before its first test: the batch rule's measure */
+			double took = (double)(sh->test_started_ms - sh->batch_sent_ms) / 1000;
+
+			e->est.batch = e->est.batch > 0 ? (e->est.batch + took) / 2 : took;
+			sh->batch_sent_ms = 0;
+		}
 		sh->current_expected = ev.u.test_start.expected_seconds;
 		sh->current_flagged = false;
 		break;
@@ -1285,6 +1293,8 @@ send_job(struct shard *sh)
 		agent_frame_run(&frame);
 		send_frame(sh, &frame);
 		agent_order_sent(&sh->order, AGENT_RUN);
+		/* a guest's first batch makes TEST_DEV too: only the later ones are measured */
+		sh->batch_sent_ms = sh->job_sent ? loop_now_ms() : 0;
 		new_parser(sh);
 		sh->job_sent = true;
 		sh->got_exit = sh->got_result = false;

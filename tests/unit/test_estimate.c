@@ -262,6 +262,10 @@ test_makespan(void **state)
 	est.slow = true;
 	assert_true(estimate_batch(&est) == EST_BATCH * EST_SLOW);
 	assert_true(estimate_batch_target(&est, 600, 2) == EST_BATCH_MIN * EST_SLOW);
+	/* a start-up the run measured stands instead */
+	est.batch = 0.5;
+	assert_true(estimate_batch(&est) == 0.5);
+	assert_true(estimate_batch_target(&est, 1.6, 2) == 1);
 	estimator_release(&est);
 }
 
