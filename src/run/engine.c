@@ -798,7 +798,8 @@ work_list(struct engine *e, struct work *w)
 	}
 	for (size_t i = 0; i < tests.n; i++)
 		work_push(w, tests.v[i], expect_test(e, w->cfg, tests.v[i], NULL), false);
-	qsort(w->todo, w->ntodo, sizeof(*w->todo), longest_first);
+	if (w->ntodo)
+		qsort(w->todo, w->ntodo, sizeof(*w->todo), longest_first);
 	strvec_clear(&tests);
 	w->listed = true;
 	return true;
@@ -890,7 +891,8 @@ work_reorder(struct engine *e)
 
 		for (size_t j = 0; j < w->ntodo; j++)
 			w->todo[j].secs = expect_test(e, w->cfg, w->todo[j].test, NULL);
-		qsort(w->todo, w->ntodo, sizeof(*w->todo), longest_first);
+		if (w->ntodo)
+			qsort(w->todo, w->ntodo, sizeof(*w->todo), longest_first);
 	}
 }
 
