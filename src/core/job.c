@@ -141,6 +141,9 @@ job_start(struct loop *loop, const struct job_opts *opts, struct job **out)
 	j->o.cwd = NULL;
 	line_asm_init(&j->la, opts->line_max ? opts->line_max : LINE_MAX_DEFAULT, opts->cr_ends);
 	so.argv = opts->argv;
+	so.fn = opts->fn;
+	so.fn_arg = opts->fn_arg;
+	so.fn_name = opts->fn_name;
 	so.env = opts->env;
 	so.cwd = opts->cwd;
 	so.out = SPAWN_PIPE;
@@ -155,7 +158,7 @@ job_start(struct loop *loop, const struct job_opts *opts, struct job **out)
 		really_free(j);
 		return rc;
 	}
-	j->name = xstrdup(opts->argv[0]);
+	j->name = xstrdup(j->child->name);
 	if (opts->timeout_ms >= 0)
 		j->timeout_timer =
 			loop_add_timer(loop, (uint64_t)opts->timeout_ms, false, on_timeout, j);
@@ -230,88 +233,4 @@ job_check(const struct job *j)
 	if (j->res.exit.exited && j->res.exit.code == 0)
 		return OK;
 	return error(ERR_CHILD, "'%s' %s", j->name, child_exit_str(&j->res.exit, how, sizeof(how)));
-}
-
-/* spawn_run()'s collector of the child's output. */
-struct capture {
-	struct job *job;
-	struct strbuf *out;
-	size_t start, kept, max;
-	bool over;
-	const char *until;
-};
-
-static void
-capture_bytes(void *data, const char *buf, size_t len)
-{
-	struct capture *c = data;
-	size_t room = c->max - c->kept;
-
-	if (len > room) {
-		c->over = true;
-		len = room;
-	}
-	strbuf_add(c->out, buf, len);
-	c->kept += len;
-	if (c->until && strstr(c->out->buf + c->start, c->until))
-		job_cancel(c->job);
-}
-
-enum status
-spawn_run(struct loop *loop, const char *const *argv, const char *const *env, bool err_to_out,
-	  size_t max_out, struct strbuf *out, struct child_exit *exit)
-{
-	struct spawn_run r = { .argv = argv,
-			       .env = env,
-			       .err_to_out = err_to_out,
-			       .max_out = max_out,
-			       .timeout_ms = -1 };
-
-	return spawn_run_opts(loop, &r, out, exit, NULL);
-}
-
-enum status
-spawn_run_opts(struct loop *loop, const struct spawn_run *r, struct strbuf *out,
-	       struct child_exit *exit, bool *timed_out)
-{
-	struct job_opts o = JOB_OPTS_INIT;
-	struct strbuf discard = STRBUF_INIT;
-	struct capture c = { 0 };
-	enum status rc;
-
-	c.out = out ? out : &discard;
-	c.start = c.out->len;
-	c.max = out || r->until ? r->max_out : 0;
-	c.until = r->until;
-	o.argv = r->argv;
-	o.env = r->env;
-	o.stderr_apart = !r->err_to_out;
-	o.same_pgrp = !r->new_pgrp;
-	o.timeout_ms = r->timeout_ms;
-	o.kill_grace_ms = 100; /* the time is up or the word came: it is killed */
-	o.on_bytes = capture_bytes;
-	o.data = &c;
-	if (timed_out)
-		*timed_out = false;
-	rc = job_start(loop, &o, &c.job);
-	if (rc != OK)
-		return rc;
-	rc = job_wait(c.job, NULL);
-	if (rc == OK) {
-		const struct job_result *res = job_result(c.job);
-
-		if (exit)
-			*exit = res->exit;
-		if (timed_out)
-			*timed_out = res->timed_out;
-		if (res->read_errno)
-			rc = error(ERR_IO, "cannot read the output of '%s': %s", r->argv[0],
-				   strerror(res->read_errno));
-		else if (c.over && out)
-			rc = error(ERR_LIMIT, "the output of '%s' is larger than %zu bytes",
-				   r->argv[0], r->max_out);
-	}
-	job_free(c.job);
-	strbuf_release(&discard);
-	return rc;
 }

@@ -19,9 +19,14 @@
  *	job_free(job);                 from done too; a job still running is
  *	                               killed and reaped, and done is not called
  *
- * job_wait() is the bridge for callers that are not on the loop yet: it
- * runs the loop until the job is done. It is the one nested run of the loop
- * outside loop.c; new code starts jobs and goes on from on_done.
+ * A job may be a function instead of a program (opts.fn): a worker, fswb's
+ * own code in a child process with its own loop, for long work written as
+ * plain calls (a kernel build, an appliance): it writes lines to its stdout
+ * and its exit status says how it went.
+ *
+ * job_wait() runs the loop until the job is done: for a process whose only
+ * work is that job (a command's main, a worker), never from a callback of
+ * the loop (the loop refuses a nested run); there, go on from on_done.
  */
 #ifndef FSWB_CORE_JOB_H
 #define FSWB_CORE_JOB_H
@@ -45,14 +50,17 @@ struct job_result {
 
 struct job_opts {
 	const char *const *argv; /* argv[0] looked up in PATH when it has no '/' */
-	const char *const *env;	 /* as in spawn_opts; NULL: fswb's */
-	const char *cwd;	 /* NULL: fswb's */
-	bool stderr_apart;	 /* stderr to /dev/null instead of with stdout */
-	bool same_pgrp;		 /* in fswb's process group (the terminal's Ctrl-C reaches it) */
-	size_t line_max;	 /* longer lines are cut (cut is true); 0: 4096 */
-	bool cr_ends;		 /* '\r' ends a line too (progress output) */
-	int timeout_ms;		 /* -1: none */
-	unsigned kill_grace_ms;	 /* from SIGTERM to SIGKILL; 0: 5000 */
+	spawn_fn *fn;		 /* instead of argv: a worker (see above) */
+	void *fn_arg;
+	const char *fn_name;	/* the worker's name in messages */
+	const char *const *env; /* as in spawn_opts; NULL: fswb's */
+	const char *cwd;	/* NULL: fswb's */
+	bool stderr_apart;	/* stderr to /dev/null instead of with stdout */
+	bool same_pgrp;		/* in fswb's process group (the terminal's Ctrl-C reaches it) */
+	size_t line_max;	/* longer lines are cut (cut is true); 0: 4096 */
+	bool cr_ends;		/* '\r' ends a line too (progress output) */
+	int timeout_ms;		/* -1: none */
+	unsigned kill_grace_ms; /* from SIGTERM to SIGKILL; 0: 5000 */
 	/* all optional, called from the loop */
 	void (*on_bytes)(void *data, const char *buf, size_t len);
 	line_asm_fn *on_line;

@@ -8,11 +8,14 @@
  * arrives while callbacks run stays pending and interrupts the next ppoll:
  * no self-pipe is needed and nothing is lost.
  *
- * Dispatch is safe against callbacks that change the loop, and against
- * callbacks that run the loop again (child_wait() inside a callback): each
- * iteration polls its own copy of the fd set, finds a watcher again by fd and
+ * Dispatch is safe against callbacks that change the loop: each iteration
+ * polls its own copy of the fd set, finds a watcher again by fd and
  * registration serial before calling it, and timers that are running are
  * only marked dead when deleted and freed once their callback returns.
+ *
+ * A callback never runs the loop again: a nested run would call callbacks
+ * of work half done (a Ctrl-C freeing what the interrupted callback still
+ * uses). loop_run_once() from inside a callback is fswb's bug (BUG()).
  */
 #include "core/loop.h"
 
@@ -71,6 +74,7 @@ struct loop {
 
 	bool quit;
 	int code;
+	bool dispatching; /* inside loop_run_once(): callbacks may be running */
 };
 
 /* Process-wide: a signal handler cannot know which loop it belongs to. */
@@ -427,6 +431,9 @@ loop_run_once(struct loop *loop, int timeout_ms)
 	enum status rc = OK;
 	int prc;
 
+	if (loop->dispatching)
+		BUG("the loop was run again from inside one of its callbacks");
+	loop->dispatching = true;
 	if (loop->nwatch > ARRAY_SIZE(small_pfd)) {
 		pfd = xmalloc(loop->nwatch * sizeof(*pfd));
 		serial = xmalloc(loop->nwatch * sizeof(*serial));
@@ -474,11 +481,20 @@ loop_run_once(struct loop *loop, int timeout_ms)
 		run_fds(loop, pfd, serial, n);
 	run_timers(loop);
 out:
+	loop->dispatching = false;
 	if (pfd != small_pfd) {
 		free(pfd);
 		free(serial);
 	}
 	return rc;
+}
+
+void
+loop_forget(void)
+{
+	for (int s = 0; s < NSIG; s++)
+		sig_pending[s] = 0;
+	sig_any = 0;
 }
 
 int

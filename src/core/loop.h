@@ -67,9 +67,17 @@ void loop_del_timer(struct loop *loop, uint64_t id);
 enum status loop_watch_signal(struct loop *loop, int signo, loop_signal_fn *fn, void *data);
 
 /*
+ * In a child of fork() that goes on running fswb code (spawn_opts.fn): forget
+ * the parent's pending signals. The parent's loop is left alone (its memory
+ * is a copy); the child makes its own with loop_new().
+ */
+void loop_forget(void);
+
+/*
  * Wait at most timeout_ms (-1: until something happens; 0: just look),
  * then run whatever is due: signal callbacks first, then fd callbacks, then
- * timers. ERR_IO when ppoll itself fails.
+ * timers. ERR_IO when ppoll itself fails. Never from inside a callback of
+ * the same loop (BUG()): work that must wait is a job with a done callback.
  */
 enum status loop_run_once(struct loop *loop, int timeout_ms);
 

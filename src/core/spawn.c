@@ -9,20 +9,27 @@
  * and the parent reads EOF. So spawn_start() knows, before it returns,
  * whether the program runs, and leaves no child behind when it does not.
  *
+ * A function as a child (spawn_opts.fn) forks the same way and, once its
+ * streams are set up, closes the report pipe and calls the function: it runs
+ * in fswb's single thread's copy, so it may do more than system calls.
+ *
  * Running children are kept on one list. The loop's child hook (run after a
  * SIGCHLD) polls each child of that loop with waitpid(WNOHANG): SIGCHLD
  * coalesces, so one signal may stand for several exits. Children must be
- * freed before their loop.
+ * freed before their loop. child_wait() and spawn_run() reap their child
+ * themselves, without the loop.
  */
 #include "core/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -218,6 +225,15 @@ child_exec(const struct spawn_opts *o, int src[3], bool err_to_out, char *const 
 	if (o->cwd && chdir(o->cwd) < 0)
 		child_fail(report_fd, STEP_CHDIR);
 
+	if (o->fn) {
+		close(report_fd);
+		running_children = NULL; /* fswb's, not this process's */
+		loop_forget();
+		int code = o->fn(o->fn_arg);
+
+		fflush(NULL);
+		_exit(code & 0xff);
+	}
 	execvpe(o->argv[0], (char *const *)o->argv, envp);
 	child_fail(report_fd, STEP_EXEC);
 }
@@ -266,9 +282,13 @@ spawn_start(struct loop *loop, const struct spawn_opts *opts, struct child **out
 	pid_t pid, parent;
 
 	*out = NULL;
-	if (!opts->argv || !opts->argv[0] || !opts->argv[0][0])
-		return error(ERR_INVALID, "cannot start a program: empty command line");
-	name = opts->argv[0];
+	if (opts->fn) {
+		name = opts->fn_name ? opts->fn_name : "fswb";
+	} else {
+		if (!opts->argv || !opts->argv[0] || !opts->argv[0][0])
+			return error(ERR_INVALID, "cannot start a program: empty command line");
+		name = opts->argv[0];
+	}
 	if ((rc = check_stream(name, "stdin", opts->in, opts->in_fd, false)) != OK ||
 	    (rc = check_stream(name, "stdout", opts->out, opts->out_fd, false)) != OK ||
 	    (rc = check_stream(name, "stderr", opts->err, opts->err_fd, true)) != OK)
@@ -304,6 +324,8 @@ spawn_start(struct loop *loop, const struct spawn_opts *opts, struct child **out
 	src[2] = stream_source(opts->err, opts->err_fd, devnull, p_err[1]);
 
 	parent = getpid();
+	if (opts->fn)
+		fflush(NULL); /* the child would write what is buffered again */
 	pid = fork();
 	if (pid < 0) {
 		rc = error(ERR_SPAWN, "cannot start '%s': fork: %s", name, strerror(errno));
@@ -387,28 +409,188 @@ child_kill(struct child *child, int sig)
 	kill(child->pid, sig);
 }
 
+/* Reap child if it has exited; true when it is no longer running. */
+static bool
+reap_one(struct child *child)
+{
+	int status;
+	pid_t r;
+
+	if (!child->running)
+		return true;
+	r = waitpid(child->pid, &status, WNOHANG);
+	if (r == 0 || (r < 0 && errno == EINTR))
+		return false;
+	if (r == child->pid)
+		set_exit(child, status);
+	else
+		memset(&child->exit, 0, sizeof(child->exit)); /* reaped elsewhere */
+	list_remove(child);
+	child->running = false;
+	if (child->on_exit)
+		child->on_exit(child, child->data);
+	return true;
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait for the exit until deadline (loop_now_ms(); 0: forever). */
+static bool
+reap_until(struct child *child, uint64_t deadline)
+{
+	unsigned nap = 1;
+
+	while (!reap_one(child)) {
+		if (deadline && loop_now_ms() >= deadline)
+			return false;
+		sleep_ms(nap);
+		if (nap < 20)
+			nap *= 2;
+	}
+	return true;
+}
+
 enum status
 child_wait(struct child *child, int timeout_ms)
 {
 	uint64_t deadline = timeout_ms >= 0 ? loop_now_ms() + (uint64_t)timeout_ms : 0;
 
-	while (child->running) {
-		int wait_ms = -1;
-		enum status rc;
+	if (timeout_ms == 0)
+		deadline = 1; /* already past: just look */
+	if (!reap_until(child, deadline))
+		return error(ERR_TIMEOUT, "'%s' is still running after %d ms", child->name,
+			     timeout_ms);
+	return OK;
+}
 
-		if (timeout_ms >= 0) {
+/* The time is up or the word came: SIGTERM, then SIGKILL after 100 ms. */
+static void
+stop_child(struct child *child)
+{
+	child_kill(child, SIGTERM);
+	if (!reap_until(child, loop_now_ms() + 100)) {
+		child_kill(child, SIGKILL);
+		reap_until(child, 0);
+	}
+}
+
+enum status
+spawn_run(struct loop *loop, const char *const *argv, const char *const *env, bool err_to_out,
+	  size_t max_out, struct strbuf *out, struct child_exit *exit)
+{
+	struct spawn_run r = { .argv = argv,
+			       .env = env,
+			       .err_to_out = err_to_out,
+			       .max_out = max_out,
+			       .timeout_ms = -1 };
+
+	return spawn_run_opts(loop, &r, out, exit, NULL);
+}
+
+enum status
+spawn_run_opts(struct loop *loop, const struct spawn_run *r, struct strbuf *out,
+	       struct child_exit *exit, bool *timed_out)
+{
+	struct spawn_opts o = SPAWN_OPTS_INIT;
+	uint64_t deadline = r->timeout_ms >= 0 ? loop_now_ms() + (uint64_t)r->timeout_ms : 0;
+	struct strbuf discard = STRBUF_INIT, *buf = out ? out : &discard;
+	size_t start = buf->len, kept = 0, max = out || r->until ? r->max_out : 0;
+	bool over = false, late = false, word = false;
+	struct child *c;
+	int read_errno = 0;
+	enum status rc;
+
+	if (timed_out)
+		*timed_out = false;
+	o.argv = r->argv;
+	o.env = r->env;
+	o.out = SPAWN_PIPE;
+	o.err = r->err_to_out ? SPAWN_STDOUT : SPAWN_NULL;
+	o.new_pgrp = r->new_pgrp;
+	rc = spawn_start(loop, &o, &c);
+	if (rc != OK)
+		return rc;
+	/*
+	 * Until EOF, or the child's exit and then what is left in the pipe: a
+	 * grandchild that keeps the pipe open is not waited for.
+	 */
+	for (unsigned nap = 1;; nap = nap < 50 ? 2 * nap : nap) {
+		struct pollfd p = { .fd = c->out, .events = POLLIN };
+		bool gone = !c->running;
+		char chunk[4096];
+		int wait_ms = gone ? 0 : (int)nap;
+		ssize_t n;
+
+		if (deadline) {
 			uint64_t now = loop_now_ms();
 
-			wait_ms = now >= deadline ? 0 : (int)(deadline - now);
+			if (now >= deadline) {
+				late = true;
+				break;
+			}
+			if (deadline - now < (uint64_t)wait_ms)
+				wait_ms = (int)(deadline - now);
 		}
-		rc = loop_run_once(child->loop, wait_ms);
-		if (rc != OK)
-			return rc;
-		if (child->running && timeout_ms >= 0 && loop_now_ms() >= deadline)
-			return error(ERR_TIMEOUT, "'%s' is still running after %d ms", child->name,
-				     timeout_ms);
+		if (poll(&p, 1, wait_ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			read_errno = errno;
+			break;
+		}
+		if (!p.revents) {
+			if (gone)
+				break;
+			reap_one(c);
+			continue;
+		}
+		nap = 1;
+		n = read(c->out, chunk, sizeof(chunk));
+		if (n < 0 && errno == EAGAIN && gone)
+			break;
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			read_errno = errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		if ((size_t)n > max - kept) {
+			over = true;
+			n = (ssize_t)(max - kept);
+		}
+		strbuf_add(buf, chunk, (size_t)n);
+		kept += (size_t)n;
+		if (r->until && strstr(buf->buf + start, r->until)) {
+			word = true;
+			break;
+		}
 	}
-	return OK;
+	if (late || word || read_errno)
+		stop_child(c);
+	else if (!reap_until(c, deadline)) {
+		late = true; /* it closed its output and went on */
+		stop_child(c);
+	}
+	if (exit)
+		*exit = c->exit;
+	if (timed_out)
+		*timed_out = late;
+	if (read_errno)
+		rc = error(ERR_IO, "cannot read the output of '%s': %s", r->argv[0],
+			   strerror(read_errno));
+	else if (over && out)
+		rc = error(ERR_LIMIT, "the output of '%s' is larger than %zu bytes", r->argv[0],
+			   r->max_out);
+	child_free(c);
+	strbuf_release(&discard);
+	return rc;
 }
 
 void

@@ -47,11 +47,23 @@ enum spawn_stream {
 struct child;
 typedef void spawn_exit_fn(struct child *child, void *data);
 
+/*
+ * A function as a child: fswb forks, and the child calls fn(fn_arg) instead
+ * of exec and exits with what it returns. It runs on copies of fswb's memory
+ * with nothing of fswb's loop or children (it makes its own loop when it
+ * needs one) and must leave the terminal alone: long work that would block
+ * the loop runs this way (a worker). Its name is for messages.
+ */
+typedef int spawn_fn(void *arg);
+
 struct spawn_opts {
 	const char *const *argv; /* argv[0] is looked up in PATH when it has no '/' */
-	const char *cwd;	 /* NULL: fswb's */
-	bool clear_env;		 /* start from an empty environment */
-	const char *const *env;	 /* "NAME=value" to set, "NAME" to unset; NULL-terminated */
+	spawn_fn *fn;		 /* instead of argv: see above */
+	void *fn_arg;
+	const char *fn_name;
+	const char *cwd;	/* NULL: fswb's */
+	bool clear_env;		/* start from an empty environment */
+	const char *const *env; /* "NAME=value" to set, "NAME" to unset; NULL-terminated */
 	enum spawn_stream in, out, err;
 	int in_fd, out_fd, err_fd; /* for SPAWN_FD; the child gets a dup, the fd stays fswb's */
 	bool new_pgrp;		   /* its own process group (kill reaches its children) */
@@ -99,8 +111,9 @@ enum status spawn_start(struct loop *loop, const struct spawn_opts *opts, struct
 void child_kill(struct child *child, int sig);
 
 /*
- * Wait for the child through the loop, at most timeout_ms (-1: forever);
- * other watchers keep running meanwhile. ERR_TIMEOUT when it is still
+ * Wait for the child's exit, at most timeout_ms (-1: forever), without the
+ * loop: nothing else runs meanwhile, so this is for children that end soon
+ * and whose pipes the caller reads itself. ERR_TIMEOUT when it is still
  * running after that.
  */
 enum status child_wait(struct child *child, int timeout_ms);
@@ -115,9 +128,8 @@ const char *child_exit_str(const struct child_exit *e, char *buf, size_t len);
 enum status child_check(const struct child *child);
 
 /*
- * (spawn_run() and spawn_run_opts() are jobs waited for: core/job.c.)
- *
- * Run argv to completion through the loop with stdin from /dev/null, and
+ * Run argv to completion with stdin from /dev/null, without the loop (a
+ * short command: nothing else runs meanwhile; long work is a job), and
  * return its stdout (and stderr, when err_to_out) in *out (may be NULL to
  * discard; output beyond max_out bytes is dropped and reported as
  * ERR_LIMIT). *exit gets how it ended (may be NULL). The return value is

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -233,6 +234,134 @@ test_not_found(void **state)
 	loop_free(loop);
 }
 
+/* A worker: fswb's code in a child, with its own loop and children. */
+static int
+worker_ok(void *arg)
+{
+	const char *argv[] = { "sh", "-c", "echo from-its-child", NULL };
+	struct loop *loop = loop_new();
+	struct strbuf out = STRBUF_INIT;
+	struct child_exit ex;
+
+	printf("worker %s\n", (const char *)arg);
+	if (spawn_run(loop, argv, NULL, true, 100, &out, &ex) != OK || !ex.exited)
+		return 4;
+	printf("child said %s", out.buf);
+	return 3;
+}
+
+static void
+test_worker(void **state)
+{
+	struct loop *loop = loop_new();
+	struct job_opts o = JOB_OPTS_INIT;
+	struct seen s;
+	struct job *j;
+
+	(void)state;
+	seen_init(&s);
+	o.fn = worker_ok;
+	o.fn_arg = "one";
+	o.fn_name = "the test worker";
+	o.line_max = 64;
+	o.on_line = on_line;
+	o.on_done = on_done;
+	o.data = &s;
+	assert_int_equal(job_start(loop, &o, &j), OK);
+	assert_int_equal(job_wait(j, NULL), OK);
+	assert_int_equal(s.done, 1);
+	assert_string_equal(s.lines.buf, "worker one|child said from-its-child|");
+	assert_true(s.res.exit.exited);
+	assert_int_equal(s.res.exit.code, 3);
+	assert_int_equal(job_check(j), ERR_CHILD);
+	assert_non_null(strstr(error_msg(), "'the test worker' exited with status 3"));
+	job_free(j);
+	strbuf_release(&s.lines);
+	assert_no_children();
+	loop_free(loop);
+}
+
+/* A worker stopped by job_cancel: SIGTERM reaches its own loop, which ends it. */
+static bool worker_stop;
+
+static void
+on_term(struct loop *loop, int signo, void *data)
+{
+	worker_stop = true;
+	loop_quit(loop, 0);
+}
+
+static int
+worker_waits(void *arg)
+{
+	struct loop *loop = loop_new();
+
+	loop_watch_signal(loop, SIGTERM, on_term, NULL);
+	printf("waiting\n");
+	fflush(stdout);
+	loop_run(loop);
+	printf("stopped %d\n", worker_stop);
+	return 5;
+}
+
+static void
+test_worker_cancel(void **state)
+{
+	struct loop *loop = loop_new();
+	struct job_opts o = JOB_OPTS_INIT;
+	struct seen s;
+	struct job *j;
+
+	(void)state;
+	seen_init(&s);
+	o.fn = worker_waits;
+	o.line_max = 64;
+	o.kill_grace_ms = 10000;
+	o.on_line = on_line;
+	o.on_done = on_done;
+	o.data = &s;
+	assert_int_equal(job_start(loop, &o, &j), OK);
+	while (!strstr(s.lines.buf ? s.lines.buf : "", "waiting"))
+		assert_int_equal(loop_run_once(loop, 1000), OK);
+	job_cancel(j);
+	assert_int_equal(job_wait(j, NULL), OK);
+	assert_string_equal(s.lines.buf, "waiting|stopped 1|");
+	assert_true(s.res.cancelled);
+	assert_true(s.res.exit.exited);
+	assert_int_equal(s.res.exit.code, 5);
+	job_free(j);
+	strbuf_release(&s.lines);
+	assert_no_children();
+	loop_free(loop);
+}
+
+/* A short command from a callback: waited for without running the loop again. */
+static void
+on_timer_runs(struct loop *loop, void *data)
+{
+	const char *argv[] = { "sh", "-c", "echo hi", NULL };
+	struct strbuf *out = data;
+	struct child_exit ex;
+
+	assert_int_equal(spawn_run(loop, argv, NULL, true, 100, out, &ex), OK);
+	loop_quit(loop, 0);
+}
+
+static void
+test_short_command_in_callback(void **state)
+{
+	struct loop *loop = loop_new();
+	struct strbuf out = STRBUF_INIT;
+
+	(void)state;
+	loop_add_timer(loop, 0, false, on_timer_runs, &out);
+	assert_int_equal(loop_run(loop), 0);
+	assert_string_equal(out.buf, "hi\n");
+	strbuf_release(&out);
+	assert_no_children();
+	loop_free(loop);
+}
+
 int
 main(void)
 {
@@ -244,6 +373,9 @@ main(void)
 		cmocka_unit_test(test_two_at_once_free_in_done),
 		cmocka_unit_test(test_free_while_running),
 		cmocka_unit_test(test_not_found),
+		cmocka_unit_test(test_worker),
+		cmocka_unit_test(test_worker_cancel),
+		cmocka_unit_test(test_short_command_in_callback),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
