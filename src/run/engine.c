@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include "agent/agent_proto.h"
 #include "backends/backend.h"
 #include "core/event_json.h"
+#include "core/job.h"
+#include "core/jread.h"
 #include "core/logfile.h"
 #include "core/paths.h"
 #include "core/spawn.h"
@@ -149,6 +152,9 @@ struct engine {
 	struct appliance appliance;
 	bool have_appliance;
 	char *initrd;
+	struct job *prep; /* the kernel and appliance stages' worker */
+	struct strbuf prep_tail;
+	bool prep_result; /* its result line came */
 
 	/* the work and the guests */
 	struct work *works;
@@ -181,6 +187,7 @@ struct engine {
 static void shard_go(struct shard *sh);
 static void deferred_shard_done(struct loop *loop, void *data);
 static void finish_run(struct engine *e);
+static void go(struct engine *e);
 
 static void
 push_owned(struct strvec *sv, char *s)
@@ -617,6 +624,191 @@ prepare_appliance(struct engine *e)
 		}
 	}
 	return rc;
+}
+
+/*
+ * The kernel and appliance stages run in a worker (core/job.h): a child of
+ * fswb with its own loop, so that minutes of building never stop this loop
+ * (the front end, Ctrl-C, the clock). The worker sends its events as JSON
+ * lines ("E " and the event) and, when both stages are done, one result
+ * line ("R " and what the sessions need of the kernel and the appliance);
+ * the engine emits the events as its own and goes on from the job's end.
+ */
+#define PREP_EVENT    "E "
+#define PREP_RESULT   "R "
+#define PREP_LINE_MAX (256 * 1024)
+#define PREP_GRACE_MS 30000 /* the worker stops make and mmdebstrap first */
+
+static void
+prep_send(const char *prefix, const char *text, size_t len)
+{
+	fputs(prefix, stdout);
+	fwrite(text, 1, len, stdout);
+	fflush(stdout);
+}
+
+static void
+prep_event_out(void *data, const struct event *ev)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	event_to_json(ev, &sb);
+	prep_send(PREP_EVENT, sb.buf, sb.len);
+	strbuf_release(&sb);
+}
+
+static void
+prep_on_term(struct loop *loop, int signo, void *data)
+{
+	((struct engine *)data)->interrupted = true;
+}
+
+static json_t *
+json_str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* The worker: both stages, on its own loop; its exit status says how they went. */
+static int
+prepare_worker(void *data)
+{
+	struct engine *e = data;
+	enum status rc = OK;
+
+	e->loop = loop_new();
+	e->own = (struct event_bus)EVENT_BUS_INIT; /* the parent's listeners stay there */
+	event_bus_add(&e->own, (struct listener){ prep_event_out, e });
+	loop_watch_signal(e->loop, SIGTERM, prep_on_term, e);
+	if (e->backend->caps & BACKEND_BOOTS_KERNEL)
+		rc = prepare_kernel(e);
+	if (rc == OK && !e->interrupted && (e->backend->caps & BACKEND_APPLIANCE))
+		rc = prepare_appliance(e);
+	if (rc == OK && !e->interrupted) {
+		json_t *r = json_object();
+		char *text;
+
+		if (e->have_kernel)
+			json_object_set_new(r, "kernel",
+					    json_pack("{s:o,s:o,s:o,s:o}", "version",
+						      json_str_or_null(e->kernel.version), "image",
+						      json_str_or_null(e->kernel.image), "modules",
+						      json_str_or_null(e->kernel.modules), "config",
+						      json_str_or_null(e->kernel.config)));
+		if (e->have_appliance)
+			json_object_set_new(r, "appliance", json_string(e->appliance.image));
+		json_object_set_new(r, "initrd", json_str_or_null(e->initrd));
+		text = json_dumps(r, JSON_COMPACT);
+		prep_send(PREP_RESULT, text, strlen(text));
+		fputc('\n', stdout);
+		free(text);
+		json_decref(r);
+	}
+	return rc == OK ? 0 : 1;
+}
+
+static char *
+json_dup(json_t *obj, const char *key)
+{
+	const char *v = json_string_value(json_object_get(obj, key));
+
+	return v ? xstrdup(v) : NULL;
+}
+
+static void
+prep_take_result(struct engine *e, const char *text)
+{
+	json_t *r = json_loads(text, 0, NULL), *k;
+
+	if (!r)
+		return;
+	k = json_object_get(r, "kernel");
+	if (json_is_object(k)) {
+		kernel_init(&e->kernel);
+		e->have_kernel = true;
+		e->kernel.version = json_dup(k, "version");
+		e->kernel.image = json_dup(k, "image");
+		e->kernel.modules = json_dup(k, "modules");
+		e->kernel.config = json_dup(k, "config");
+	}
+	if (json_is_string(json_object_get(r, "appliance"))) {
+		e->have_appliance = true;
+		e->appliance.image = json_dup(r, "appliance");
+	}
+	e->initrd = json_dup(r, "initrd");
+	e->prep_result = true;
+	json_decref(r);
+}
+
+static void
+prep_line(void *data, char *line, size_t len, bool cut)
+{
+	struct engine *e = data;
+
+	if (!cut && str_startswith(line, PREP_EVENT)) {
+		struct event_owned ev;
+
+		if (event_from_json(line + strlen(PREP_EVENT), &ev) == OK) {
+			event_emit(&e->own, &ev.ev);
+			event_json_release(&ev);
+			return;
+		}
+		event_json_release(&ev);
+	} else if (!cut && str_startswith(line, PREP_RESULT)) {
+		prep_take_result(e, line + strlen(PREP_RESULT));
+		return;
+	}
+	/* anything else (a message of fswb's own on stderr): the last lines */
+	if (e->prep_tail.len > 2048)
+		strbuf_drop_front(&e->prep_tail, e->prep_tail.len - 1024);
+	strbuf_addf(&e->prep_tail, "%.*s\n", (int)(len > 512 ? 512 : len), line);
+}
+
+static void
+prep_done(void *data, const struct job_result *r)
+{
+	struct engine *e = data;
+	const struct job_result res = *r;
+
+	job_free(e->prep);
+	e->prep = NULL;
+	if (res.exit.exited && res.exit.code == 0 && e->prep_result && !e->interrupted) {
+		go(e);
+		return;
+	}
+	if (!e->interrupted && !(res.exit.exited && res.exit.code == 1)) {
+		/* it ended without saying why: fswb's own failure */
+		char how[128];
+		char *msg = xasprintf("the kernel and appliance stages ended abruptly (%s)%s%s",
+				      child_exit_str(&res.exit, how, sizeof(how)),
+				      e->prep_tail.len ? ": " : "", e->prep_tail.buf);
+
+		str_trim(msg);
+		fail_event(e, NULL, ERR_CHILD, msg);
+		free(msg);
+	}
+	finish_run(e);
+}
+
+static void
+start_prepare(struct engine *e)
+{
+	struct job_opts o = JOB_OPTS_INIT;
+	enum status rc;
+
+	o.fn = prepare_worker;
+	o.fn_arg = e;
+	o.fn_name = "the kernel and appliance stages";
+	o.line_max = PREP_LINE_MAX;
+	o.kill_grace_ms = PREP_GRACE_MS;
+	o.on_line = prep_line;
+	o.on_done = prep_done;
+	o.data = e;
+	rc = job_start(e->loop, &o, &e->prep);
+	if (rc != OK) {
+		fail_event(e, NULL, rc, error_msg());
+		finish_run(e);
+	}
 }
 
 /* ---- the queue ---- */
@@ -2459,14 +2651,20 @@ begin(struct loop *loop, void *data)
 		warn(e, NULL, notes.v[i]);
 	strvec_clear(&notes);
 	strvec_clear(&errors);
-	if (prepare_backend(e) != OK ||
-	    ((e->backend->caps & BACKEND_BOOTS_KERNEL) && prepare_kernel(e) != OK) ||
-	    e->interrupted ||
-	    ((e->backend->caps & BACKEND_APPLIANCE) && prepare_appliance(e) != OK) ||
-	    e->interrupted) {
+	if (prepare_backend(e) != OK || e->interrupted) {
 		finish_run(e);
 		return;
 	}
+	if (e->backend->caps & (BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE))
+		start_prepare(e);
+	else
+		go(e);
+}
+
+/* The stages before the guests are done: the guests take the work. */
+static void
+go(struct engine *e)
+{
 	work_reorder(e);
 	for (unsigned i = 0; i < e->nshards && !e->done; i++)
 		shard_go(&e->shards[i]);
@@ -2513,6 +2711,7 @@ engine_cancel(struct engine *e)
 	if (e->done || e->interrupted)
 		return;
 	e->interrupted = true;
+	job_cancel(e->prep);
 	for (unsigned i = 0; i < e->nshards; i++)
 		if (e->shards[i].session)
 			session_cancel(e->shards[i].session);
@@ -2578,6 +2777,8 @@ engine_free(struct engine *e)
 		free(sh->current_test);
 	}
 	free(e->shards);
+	job_free(e->prep);
+	strbuf_release(&e->prep_tail);
 	for (size_t i = 0; i < e->nworks; i++)
 		work_release(&e->works[i]);
 	free(e->works);

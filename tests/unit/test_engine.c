@@ -28,6 +28,7 @@
 #include "core/paths.h"
 #include "core/plan.h"
 #include "core/profile.h"
+#include "core/spawn.h"
 #include "core/util.h"
 
 #define RUN_LIMIT_MS 60000
@@ -916,6 +917,108 @@ teardown(void **state)
 	return test_teardown_hermetic(state);
 }
 
+/*
+ * The kernel stage runs in a worker process: its events reach the run as the
+ * engine's own, a build that fails fails the run with the compiler's words,
+ * and Ctrl-C while it builds stops make at once and leaves nothing running.
+ */
+static void
+plan_kernel_tree(struct plan *plan, const char *name)
+{
+	static const char *const tests[] = { "generic/001=pass", NULL };
+	char *src = test_path("tests/fixtures/kbuild/fake-tree");
+	char *dst = test_tmp(name);
+	const char *argv[] = { "cp", "-a", src, dst, NULL };
+	struct strbuf out = STRBUF_INIT;
+	struct child_exit ex;
+	struct loop *loop = loop_new();
+
+	remove_tree(dst);
+	assert_int_equal(spawn_run(loop, argv, NULL, true, 4096, &out, &ex), OK);
+	assert_true(ex.exited && ex.code == 0);
+	loop_free(loop);
+	plan_for(plan, tests);
+	free(plan->backend);
+	plan->backend = xstrdup("qemu");
+	strvec_clear(&plan->backend_opts);
+	assert_int_equal(plan_kernel_set(&plan->kernel, dst), OK);
+	strbuf_release(&out);
+	free(src);
+	free(dst);
+}
+
+/* A process still running whose command line names needle. */
+static bool
+process_naming(const char *needle)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	bool found = false;
+
+	while (!found && d && (de = readdir(d))) {
+		char path[300], *text = NULL;
+		size_t len;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		if (read_file(path, 65536, &text, &len) != OK) {
+			error_clear();
+			continue;
+		}
+		for (size_t i = 0; i < len; i++)
+			if (!text[i])
+				text[i] = ' ';
+		found = len && memmem(text, len, needle, strlen(needle));
+		free(text);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void
+test_kernel_stage_fails(void **state)
+{
+	struct ctx c = { 0 };
+	struct plan plan;
+	json_t *root;
+
+	plan_kernel_tree(&plan, "tree-fails");
+	setenv("FAKE_KBUILD_FAIL", "1", 1);
+	root = run(&c, &plan);
+	unsetenv("FAKE_KBUILD_FAIL");
+	assert_log(&c, "stage+ kernel\n");
+	assert_log(&c, "stage- kernel failed: ");
+	assert_log(&c, "broken");
+	assert_true(json_is_string(json_object_get(root, "error")));
+	assert_null(strstr(c.log.buf, "stage+ boot"));
+	ctx_release(&c, root);
+	plan_release(&plan);
+}
+
+static void
+test_cancel_in_kernel(void **state)
+{
+	struct ctx c = { .cancel_at = "kernel" };
+	struct plan plan;
+	uint64_t start = loop_now_ms();
+	char *tree = test_tmp("tree-slow");
+	json_t *root;
+
+	plan_kernel_tree(&plan, "tree-slow");
+	setenv("FAKE_KBUILD_SLOW", "1", 1);
+	root = run(&c, &plan);
+	unsetenv("FAKE_KBUILD_SLOW");
+	assert_true(loop_now_ms() - start < 30000); /* not the minute the slow step takes */
+	assert_log(&c, "end of run 130 interrupted\n");
+	assert_true(flag_of(root, "interrupted"));
+	assert_false(process_naming(tree));
+	ctx_release(&c, root);
+	plan_release(&plan);
+	free(tree);
+}
+
 int
 main(void)
 {
@@ -929,6 +1032,8 @@ main(void)
 		cmocka_unit_test(test_cancel_in_boot),
 		cmocka_unit_test(test_cancel_in_tests),
 		cmocka_unit_test(test_cancel_in_results),
+		cmocka_unit_test(test_kernel_stage_fails),
+		cmocka_unit_test(test_cancel_in_kernel),
 		cmocka_unit_test(test_frame_out_of_order),
 		cmocka_unit_test(test_frame_oversized),
 		cmocka_unit_test(test_frame_after_exit),
