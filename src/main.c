@@ -708,7 +708,7 @@ main(int argc, char **argv)
 	const char *close;
 	int rc;
 
-	paths_set_builtin(FSWB_SRCDIR, FSWB_SHAREDIR);
+	paths_set_builtin(FSWB_SRCDIR, FSWB_BUILDDIR, FSWB_SHAREDIR);
 	if (backends_init() != OK)
 		die("%s", error_msg());
 	atexit(backends_cleanup);

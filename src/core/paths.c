@@ -13,6 +13,7 @@
 #include "core/util.h"
 
 static char *builtin_srcdir;
+static char *builtin_builddir;
 static char *builtin_sharedir;
 
 char *
@@ -90,11 +91,13 @@ fswb_dir_make(enum fswb_dir which, const char *sub, char **out)
 }
 
 void
-paths_set_builtin(const char *srcdir, const char *sharedir)
+paths_set_builtin(const char *srcdir, const char *builddir, const char *sharedir)
 {
 	free(builtin_srcdir);
+	free(builtin_builddir);
 	free(builtin_sharedir);
 	builtin_srcdir = srcdir ? xstrdup(srcdir) : NULL;
+	builtin_builddir = builddir ? xstrdup(builddir) : NULL;
 	builtin_sharedir = sharedir ? xstrdup(sharedir) : NULL;
 }
 
@@ -108,6 +111,50 @@ has_profiles(const char *dir)
 	return ok;
 }
 
+bool
+path_below(const char *path, const char *dir)
+{
+	char *rp = realpath(path, NULL), *rd = realpath(dir, NULL);
+	size_t n = rd ? strlen(rd) : 0;
+	bool below = rp && rd && !strncmp(rp, rd, n) && (rp[n] == '/' || (n == 1 && rd[0] == '/'));
+
+	free(rp);
+	free(rd);
+	return below;
+}
+
+char *
+datadir_for(const char *exe)
+{
+	char *real = exe ? realpath(exe, NULL) : NULL;
+	char *slash, *dir = NULL;
+
+	if (builtin_srcdir && builtin_builddir && real && path_below(real, builtin_builddir) &&
+	    has_profiles(builtin_srcdir)) {
+		free(real);
+		return xstrdup(builtin_srcdir);
+	}
+	/* PREFIX/bin/fswb reads PREFIX/share/fswb, wherever PREFIX is now */
+	if (real && (slash = strrchr(real, '/'))) {
+		*slash = '\0';
+		slash = strrchr(real, '/');
+		if (slash) {
+			*slash = '\0';
+			dir = xasprintf("%s/share/fswb", real);
+			if (!has_profiles(dir)) {
+				free(dir);
+				dir = NULL;
+			}
+		}
+	}
+	free(real);
+	if (dir)
+		return dir;
+	if (builtin_sharedir)
+		return xstrdup(builtin_sharedir);
+	return xstrdup("/usr/local/share/fswb");
+}
+
 char *
 fswb_datadir(void)
 {
@@ -115,11 +162,7 @@ fswb_datadir(void)
 
 	if (env && *env)
 		return xstrdup(env);
-	if (builtin_srcdir && has_profiles(builtin_srcdir))
-		return xstrdup(builtin_srcdir);
-	if (builtin_sharedir)
-		return xstrdup(builtin_sharedir);
-	return xstrdup("/usr/local/share/fswb");
+	return datadir_for("/proc/self/exe");
 }
 
 bool

@@ -10,9 +10,11 @@
  * so tests are hermetic. FSWB_CACHE_DIR=DIR overrides the cache alone (it
  * wins over FSWB_HOME), so hermetic tests can still share a built appliance.
  *
- * Data shipped with fswb (profiles/, docs/): $FSWB_DATADIR when set, else
- * the source tree the binary was built in when it is still there, else the
- * installed $(PREFIX)/share/fswb.
+ * Data shipped with fswb (profiles/, docs/): $FSWB_DATADIR when set; else
+ * the source tree, for the binary in the build directory it was built in;
+ * else PREFIX/share/fswb beside the running binary (PREFIX/bin/fswb, as
+ * `make install` puts it, wherever PREFIX is); else the $(PREFIX)/share/fswb
+ * of the build. An installed fswb never reads the tree it was built from.
  *
  * Strings returned are owned by the caller (free()).
  */
@@ -42,8 +44,12 @@ enum status fswb_dir_make(enum fswb_dir which, const char *sub, char **out);
 
 /* Where shipped data lives: the dir holding profiles/ and docs/. */
 char *fswb_datadir(void);
-/* Set at build time: the source tree and the install prefix's share dir. */
-void paths_set_builtin(const char *srcdir, const char *sharedir);
+/* fswb_datadir() without $FSWB_DATADIR for the program exe (a path). */
+char *datadir_for(const char *exe);
+/* Set at build time: the source tree, its build directory, the install prefix's share dir. */
+void paths_set_builtin(const char *srcdir, const char *builddir, const char *sharedir);
+/* path is below dir (both resolved: symlinks, "..") and not dir itself. */
+bool path_below(const char *path, const char *dir);
 
 /* a/b without doubled slashes. */
 char *path_join(const char *a, const char *b);

@@ -153,6 +153,66 @@ test_atomic_write(void **state)
 	free(dir);
 }
 
+/*
+ * Where shipped data is read from: the source tree only for the binary in
+ * its build directory; an installed copy reads PREFIX/share/fswb beside it,
+ * even while the tree it was built from is still there.
+ */
+static void
+test_datadir(void **state)
+{
+	char *tree = test_tmp("tree"), *build = test_tmp("tree/build");
+	char *in_build = test_tmp("tree/build/fswb"), *link = test_tmp("tree/fswb");
+	char *installed = test_tmp("prefix/bin/fswb"), *share = test_tmp("prefix/share/fswb");
+	char *copy = test_tmp("copy/bin/fswb"), *p, *d;
+
+	(void)state;
+	p = test_tmp("tree/profiles/fs/ext4/4k.conf");
+	test_write(p, "");
+	free(p);
+	p = test_tmp("prefix/share/fswb/profiles/fs/ext4/4k.conf");
+	test_write(p, "");
+	free(p);
+	test_write(in_build, "");
+	test_write(installed, "");
+	test_write(copy, "");
+	assert_int_equal(symlink("build/fswb", link), 0);
+	paths_set_builtin(tree, build, "/nonexistent/share/fswb");
+
+	d = datadir_for(in_build);
+	assert_string_equal(d, tree);
+	free(d);
+	d = datadir_for(link); /* ./fswb, the symlink make leaves in the tree */
+	assert_string_equal(d, tree);
+	free(d);
+	d = datadir_for(installed);
+	assert_string_equal(d, share);
+	free(d);
+	/* a copy with no share/fswb beside it: the prefix it was built for */
+	d = datadir_for(copy);
+	assert_string_equal(d, "/nonexistent/share/fswb");
+	free(d);
+	/* $FSWB_DATADIR wins over all of them */
+	setenv("FSWB_DATADIR", share, 1);
+	d = fswb_datadir();
+	assert_string_equal(d, share);
+	free(d);
+	unsetenv("FSWB_DATADIR");
+
+	assert_true(path_below(in_build, tree));
+	assert_true(path_below(link, build)); /* resolved */
+	assert_false(path_below(tree, tree));
+	assert_false(path_below(installed, tree));
+	paths_set_builtin(NULL, NULL, NULL);
+	free(tree);
+	free(build);
+	free(in_build);
+	free(link);
+	free(installed);
+	free(share);
+	free(copy);
+}
+
 static void
 test_rundir_list(void **state)
 {
@@ -300,6 +360,7 @@ main(void)
 		cmocka_unit_test(test_mkdir_and_remove_tree),
 		cmocka_unit_test(test_read_file_limits),
 		cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_datadir),
 		cmocka_unit_test(test_rundir_list),
 		cmocka_unit_test(test_which),
 		cmocka_unit_test(test_beneath),
