@@ -713,8 +713,10 @@ main(int argc, char **argv)
 		die("%s", error_msg());
 	atexit(backends_cleanup);
 	if (argc < 2) {
-		if ((isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) || ui_headless())
+		if ((isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) || ui_headless()) {
+			paths_reap_stale();
 			return ui_main(argc, argv);
+		}
 		usage(stdout);
 		printf("\nIn a terminal, 'fswb' alone opens the workbench; without one, start "
 		       "with: fswb run\n");
@@ -731,6 +733,8 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		names[i] = commands[i].name;
 		if (!strcmp(argv[1], commands[i].name)) {
+			/* what a killed fswb left: its temporary files */
+			paths_reap_stale();
 			rc = commands[i].fn(argc - 1, argv + 1);
 			if (profiles_loaded)
 				profiles_release(&profiles);

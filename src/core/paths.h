@@ -99,6 +99,18 @@ bool file_beneath(const char *dir, const char *rel);
 bool dir_beneath(const char *dir, const char *rel);
 
 /*
+ * What a killed fswb left: the NAME.tmp.PID entries of dir (files or
+ * directories, as write_file_atomic() and the builders name them) whose
+ * PID runs no longer, removed with remove_tree(); how many.
+ * paths_reap_stale(): the same in every place fswb writes such names (the
+ * config and data directories, each run directory, the cache's fstests
+ * clones, initramfs images, kernels and imports; the appliance cache reaps
+ * its own under its locks). Nothing of a running fswb is touched.
+ */
+unsigned reap_stale_tmp(const char *dir);
+unsigned paths_reap_stale(void);
+
+/*
  * Write a file atomically: write PATH.tmp.PID in the same directory, fsync
  * it, rename over PATH, fsync the directory. Readers see the old content or
  * the new one, never a mix; a failure leaves the old file and no temporary.
