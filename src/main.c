@@ -29,7 +29,7 @@
 static int
 report(enum status rc)
 {
-	fprintf(stderr, "fswb: error: %s\n", error_msg());
+	term_fprintf(stderr, "fswb: error: %s\n", error_msg());
 	return rc == OK ? 0 : 2;
 }
 
