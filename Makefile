@@ -33,6 +33,7 @@ LDFLAGS  ?=
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) -Wall -Wextra -Werror -Wno-unused-parameter \
 	     -Wshadow -Wstrict-prototypes -Wmissing-prototypes -MMD -MP -Isrc $(PKG_CFLAGS) \
 	     -DFSWB_VERSION='"$(VERSION)"' -DFSWB_SRCDIR='"$(CURDIR)"' \
+	     -DFSWB_BUILDDIR='"$(abspath $(BUILD))"' \
 	     -DFSWB_SHAREDIR='"$(PREFIX)/share/fswb"' $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 

@@ -29,7 +29,7 @@
 static int
 report(enum status rc)
 {
-	fprintf(stderr, "fswb: error: %s\n", error_msg());
+	term_fprintf(stderr, "fswb: error: %s\n", error_msg());
 	return rc == OK ? 0 : 2;
 }
 
@@ -708,13 +708,15 @@ main(int argc, char **argv)
 	const char *close;
 	int rc;
 
-	paths_set_builtin(FSWB_SRCDIR, FSWB_SHAREDIR);
+	paths_set_builtin(FSWB_SRCDIR, FSWB_BUILDDIR, FSWB_SHAREDIR);
 	if (backends_init() != OK)
 		die("%s", error_msg());
 	atexit(backends_cleanup);
 	if (argc < 2) {
-		if ((isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) || ui_headless())
+		if ((isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) || ui_headless()) {
+			paths_reap_stale();
 			return ui_main(argc, argv);
+		}
 		usage(stdout);
 		printf("\nIn a terminal, 'fswb' alone opens the workbench; without one, start "
 		       "with: fswb run\n");
@@ -731,6 +733,8 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		names[i] = commands[i].name;
 		if (!strcmp(argv[1], commands[i].name)) {
+			/* what a killed fswb left: its temporary files */
+			paths_reap_stale();
 			rc = commands[i].fn(argc - 1, argv + 1);
 			if (profiles_loaded)
 				profiles_release(&profiles);

@@ -24,7 +24,8 @@
 enum kvm_try
 kvm_try_device(const char *dev, char **why)
 {
-	const char *path = dev ? dev : "/dev/kvm";
+	const char *env = getenv("FSWB_KVM_DEV");
+	const char *path = dev ? dev : env && *env ? env : "/dev/kvm";
 	char *msg = NULL;
 	enum kvm_try r = KVM_TRY_OK;
 	int fd, v, vm;

@@ -393,7 +393,7 @@ run_against_baseline(const char *run_dir, bool json, enum fail_on fail_on, int c
 	if (!run_dir || code == 2) /* nothing ran */
 		return code;
 	if (regressions_of_run(run_dir, &r) != OK) {
-		fprintf(stderr, "fswb: warning: %s\n", error_msg());
+		term_fprintf(stderr, "fswb: warning: %s\n", error_msg());
 		sure = false; /* the failures may be regressions: keep the exit status */
 	}
 	if (!json && (r.configs.n || fail_on == FAIL_ON_REGRESSIONS)) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -104,10 +105,12 @@ unpack(const char *tarball, char **dir)
 	rc = fswb_dir_make(DIR_CACHE, "import", &cache);
 	if (rc != OK)
 		return rc;
-	*dir = path_join(cache, "XXXXXX");
+	/* named NAME.tmp.PID: what a killed import leaves is reaped (paths_reap_stale) */
+	*dir = xasprintf("%s/unpack.tmp.%ld", cache, (long)getpid());
 	free(cache);
-	if (!mkdtemp(*dir)) {
-		rc = error(ERR_IO, "cannot make a directory like '%s'; check the disk", *dir);
+	if (remove_tree(*dir) != OK || mkdir(*dir, 0700) < 0) {
+		rc = error(ERR_IO, "cannot make the directory '%s': %s; check the disk", *dir,
+			   strerror(errno));
 		free(*dir);
 		*dir = NULL;
 		return rc;

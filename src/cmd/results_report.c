@@ -89,7 +89,7 @@ report_or_html(const char *cmd, const char *usage, bool html, int argc, char **a
 	free(id);
 	if (html) {
 		if (regressions_find(&w.rec, &reg) != OK)
-			fprintf(stderr, "fswb: warning: %s\n", error_msg());
+			term_fprintf(stderr, "fswb: warning: %s\n", error_msg());
 		w.in.reg = &reg;
 		run_html(&w.in, &sb);
 		regressions_release(&reg);

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "core/util.h"
 
 static char *builtin_srcdir;
+static char *builtin_builddir;
 static char *builtin_sharedir;
 
 char *
@@ -90,11 +92,13 @@ fswb_dir_make(enum fswb_dir which, const char *sub, char **out)
 }
 
 void
-paths_set_builtin(const char *srcdir, const char *sharedir)
+paths_set_builtin(const char *srcdir, const char *builddir, const char *sharedir)
 {
 	free(builtin_srcdir);
+	free(builtin_builddir);
 	free(builtin_sharedir);
 	builtin_srcdir = srcdir ? xstrdup(srcdir) : NULL;
+	builtin_builddir = builddir ? xstrdup(builddir) : NULL;
 	builtin_sharedir = sharedir ? xstrdup(sharedir) : NULL;
 }
 
@@ -108,6 +112,50 @@ has_profiles(const char *dir)
 	return ok;
 }
 
+bool
+path_below(const char *path, const char *dir)
+{
+	char *rp = realpath(path, NULL), *rd = realpath(dir, NULL);
+	size_t n = rd ? strlen(rd) : 0;
+	bool below = rp && rd && !strncmp(rp, rd, n) && (rp[n] == '/' || (n == 1 && rd[0] == '/'));
+
+	free(rp);
+	free(rd);
+	return below;
+}
+
+char *
+datadir_for(const char *exe)
+{
+	char *real = exe ? realpath(exe, NULL) : NULL;
+	char *slash, *dir = NULL;
+
+	if (builtin_srcdir && builtin_builddir && real && path_below(real, builtin_builddir) &&
+	    has_profiles(builtin_srcdir)) {
+		free(real);
+		return xstrdup(builtin_srcdir);
+	}
+	/* PREFIX/bin/fswb reads PREFIX/share/fswb, wherever PREFIX is now */
+	if (real && (slash = strrchr(real, '/'))) {
+		*slash = '\0';
+		slash = strrchr(real, '/');
+		if (slash) {
+			*slash = '\0';
+			dir = xasprintf("%s/share/fswb", real);
+			if (!has_profiles(dir)) {
+				free(dir);
+				dir = NULL;
+			}
+		}
+	}
+	free(real);
+	if (dir)
+		return dir;
+	if (builtin_sharedir)
+		return xstrdup(builtin_sharedir);
+	return xstrdup("/usr/local/share/fswb");
+}
+
 char *
 fswb_datadir(void)
 {
@@ -115,11 +163,7 @@ fswb_datadir(void)
 
 	if (env && *env)
 		return xstrdup(env);
-	if (builtin_srcdir && has_profiles(builtin_srcdir))
-		return xstrdup(builtin_srcdir);
-	if (builtin_sharedir)
-		return xstrdup(builtin_sharedir);
-	return xstrdup("/usr/local/share/fswb");
+	return datadir_for("/proc/self/exe");
 }
 
 bool
@@ -261,6 +305,114 @@ remove_tree(const char *path)
 			       ? OK
 			       : error(ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
 	return remove_at(AT_FDCWD, path, st.st_dev);
+}
+
+/* The PID of a NAME.tmp.PID name, or 0. */
+static pid_t
+tmp_owner(const char *name)
+{
+	const char *t = strstr(name, ".tmp."), *next;
+	long pid;
+	char *end;
+
+	if (!t)
+		return 0;
+	while ((next = strstr(t + 1, ".tmp.")))
+		t = next;
+	t += 5;
+	if (*t < '1' || *t > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(t, &end, 10);
+	if (*end || errno || pid <= 0 || (pid_t)pid != pid)
+		return 0;
+	return (pid_t)pid;
+}
+
+unsigned
+reap_stale_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct strvec gone = STRVEC_INIT;
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		pid_t pid = tmp_owner(de->d_name);
+
+		if (pid && pid != getpid() && kill(pid, 0) < 0 && errno == ESRCH)
+			strvec_push(&gone, de->d_name);
+	}
+	closedir(d);
+	for (size_t i = 0; i < gone.n; i++) {
+		char *p = path_join(dir, gone.v[i]);
+
+		if (remove_tree(p) == OK)
+			n++;
+		else
+			error_clear();
+		free(p);
+	}
+	strvec_clear(&gone);
+	return n;
+}
+
+/* reap_stale_tmp() of every directory below dir (one level), and of dir. */
+static unsigned
+reap_below(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct strvec subs = STRVEC_INIT;
+	unsigned n = reap_stale_tmp(dir);
+
+	while (d && (de = readdir(d))) {
+		struct stat st;
+		char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		p = path_join(dir, de->d_name);
+		if (!lstat(p, &st) && S_ISDIR(st.st_mode))
+			strvec_push(&subs, p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 0; i < subs.n; i++)
+		n += reap_stale_tmp(subs.v[i]);
+	strvec_clear(&subs);
+	return n;
+}
+
+unsigned
+paths_reap_stale(void)
+{
+	/* where fswb writes NAME.tmp.PID; the appliances reap their own, under their locks */
+	static const struct {
+		enum fswb_dir which;
+		const char *sub;
+		bool below;
+	} places[] = {
+		{ DIR_CONFIG, "", false },	  { DIR_DATA, "", false },
+		{ DIR_DATA, "leases", false },	  { DIR_DATA, "runs", true },
+		{ DIR_CACHE, "", false },	  { DIR_CACHE, "fstests-git", false },
+		{ DIR_CACHE, "initramfs", true }, { DIR_CACHE, "kernels", true },
+		{ DIR_CACHE, "qemu", false },	  { DIR_CACHE, "import", false },
+	};
+	unsigned n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(places); i++) {
+		char *base = fswb_dir(places[i].which);
+		char *dir = path_join(base, places[i].sub);
+
+		n += places[i].below ? reap_below(dir) : reap_stale_tmp(dir);
+		free(dir);
+		free(base);
+	}
+	return n;
 }
 
 bool

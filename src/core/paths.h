@@ -10,9 +10,11 @@
  * so tests are hermetic. FSWB_CACHE_DIR=DIR overrides the cache alone (it
  * wins over FSWB_HOME), so hermetic tests can still share a built appliance.
  *
- * Data shipped with fswb (profiles/, docs/): $FSWB_DATADIR when set, else
- * the source tree the binary was built in when it is still there, else the
- * installed $(PREFIX)/share/fswb.
+ * Data shipped with fswb (profiles/, docs/): $FSWB_DATADIR when set; else
+ * the source tree, for the binary in the build directory it was built in;
+ * else PREFIX/share/fswb beside the running binary (PREFIX/bin/fswb, as
+ * `make install` puts it, wherever PREFIX is); else the $(PREFIX)/share/fswb
+ * of the build. An installed fswb never reads the tree it was built from.
  *
  * Strings returned are owned by the caller (free()).
  */
@@ -42,8 +44,12 @@ enum status fswb_dir_make(enum fswb_dir which, const char *sub, char **out);
 
 /* Where shipped data lives: the dir holding profiles/ and docs/. */
 char *fswb_datadir(void);
-/* Set at build time: the source tree and the install prefix's share dir. */
-void paths_set_builtin(const char *srcdir, const char *sharedir);
+/* fswb_datadir() without $FSWB_DATADIR for the program exe (a path). */
+char *datadir_for(const char *exe);
+/* Set at build time: the source tree, its build directory, the install prefix's share dir. */
+void paths_set_builtin(const char *srcdir, const char *builddir, const char *sharedir);
+/* path is below dir (both resolved: symlinks, "..") and not dir itself. */
+bool path_below(const char *path, const char *dir);
 
 /* a/b without doubled slashes. */
 char *path_join(const char *a, const char *b);
@@ -91,6 +97,18 @@ enum status read_file_beneath(const char *dir, const char *rel, size_t max, char
 			      size_t *len);
 bool file_beneath(const char *dir, const char *rel);
 bool dir_beneath(const char *dir, const char *rel);
+
+/*
+ * What a killed fswb left: the NAME.tmp.PID entries of dir (files or
+ * directories, as write_file_atomic() and the builders name them) whose
+ * PID runs no longer, removed with remove_tree(); how many.
+ * paths_reap_stale(): the same in every place fswb writes such names (the
+ * config and data directories, each run directory, the cache's fstests
+ * clones, initramfs images, kernels and imports; the appliance cache reaps
+ * its own under its locks). Nothing of a running fswb is touched.
+ */
+unsigned reap_stale_tmp(const char *dir);
+unsigned paths_reap_stale(void);
 
 /*
  * Write a file atomically: write PATH.tmp.PID in the same directory, fsync

@@ -316,31 +316,31 @@ static void __attribute__((format(printf, 2, 3))) slice_fail(struct kmsg *k, con
 static void
 open_slice(struct kmsg *k)
 {
-	char *path, *slash;
+	char *rel, *path;
+	int dfd;
 
 	k->slice_bytes = 0;
 	k->slice_cut = false;
 	if (!k->dir || k->status != OK)
 		return;
-	path = kmsg_slice_path(k->dir, k->test);
-	slash = strrchr(path, '/');
-	*slash = '\0';
-	if (mkdir_p(path, 0755) != OK) {
-		/* a copy: error() writes the buffer that error_msg() points into */
-		char *why = xstrdup(error_msg());
+	/* below the slice directory, nothing is followed: every component O_NOFOLLOW */
+	rel = xasprintf("%s.kmsg", k->test);
+	dfd = open(k->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	k->fd = dfd < 0 ? -1 : openat_beneath(dfd, rel, O_WRONLY | O_CREAT | O_APPEND, 0644, true);
+	if (k->fd < 0) {
+		int e = errno;
 
-		slice_fail(k, "cannot make '%s' for the kernel log of '%s': %s; check the disk",
-			   path, k->test, why);
-		free(why);
+		path = kmsg_slice_path(k->dir, k->test);
+		slice_fail(k, "cannot open '%s' for the kernel log of '%s': %s%s; check the disk",
+			   path, k->test, strerror(e),
+			   e == ELOOP || e == ENOTDIR ? " (a symlink or a file on its way: not "
+							"followed)"
+						      : "");
 		free(path);
-		return;
 	}
-	*slash = '/';
-	k->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (k->fd < 0)
-		slice_fail(k, "cannot open '%s' for the kernel log of '%s': %s; check the disk",
-			   path, k->test, strerror(errno));
-	free(path);
+	if (dfd >= 0)
+		close(dfd);
+	free(rel);
 }
 
 static void
@@ -644,7 +644,23 @@ same_dir(const char *a, const char *b)
 	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* Copy the GROUP/NAME.kmsg files of one group directory. */
+static bool
+lstat_reg(const char *p)
+{
+	struct stat st;
+
+	return !lstat(p, &st) && S_ISREG(st.st_mode);
+}
+
+static bool
+lstat_dir(const char *p)
+{
+	struct stat st;
+
+	return !lstat(p, &st) && S_ISDIR(st.st_mode);
+}
+
+/* Copy the GROUP/NAME.kmsg files of one group directory (regular files, nothing followed). */
 static enum status
 copy_group(const char *src, const char *dst)
 {
@@ -661,7 +677,7 @@ copy_group(const char *src, const char *dst)
 		if (!str_endswith(de->d_name, ".kmsg") || de->d_name[0] == '.')
 			continue;
 		from = path_join(src, de->d_name);
-		if (!path_is_dir(from)) {
+		if (lstat_reg(from)) {
 			if (!made && (rc = mkdir_p(dst, 0755)) == OK)
 				made = true;
 			if (rc == OK) {
@@ -694,7 +710,7 @@ kmsg_write_slices(struct kmsg *k, const char *dest)
 		if (de->d_name[0] == '.')
 			continue;
 		src = path_join(k->dir, de->d_name);
-		if (path_is_dir(src)) {
+		if (lstat_dir(src)) {
 			dst = path_join(dest, de->d_name);
 			rc = copy_group(src, dst);
 			free(dst);

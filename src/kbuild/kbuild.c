@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/lockfile.h"
 #include "core/paths.h"
 #include "core/job.h"
 #include "core/spawn.h"
@@ -459,8 +460,56 @@ merge_config(const struct kernel *k, const struct kernel_arch *a, const struct k
 	return rc;
 }
 
+static void
+say_waiting(void *data)
+{
+	progress(data, "waiting for another fswb building this kernel tree", -1);
+}
+
+/*
+ * One fswb at a time configures or builds a tree (its build directories,
+ * its own .config): two at once would write the same files. The lock is
+ * kernels/tree-HASH.lock in the cache, HASH of the tree's path.
+ */
+static enum status
+tree_lock(struct loop *loop, struct event_bus *bus, const struct kbuild_opts *o,
+	  const struct kernel *k, int *fd)
+{
+	uint64_t h = 1469598103934665603ull;
+	char sub[64], *dir = NULL, *path;
+	enum status rc;
+
+	*fd = -1;
+	if (!k->tree)
+		return OK;
+	hash_add(&h, k->tree, strlen(k->tree));
+	rc = fswb_dir_make(DIR_CACHE, "kernels", &dir);
+	if (rc != OK)
+		return rc;
+	snprintf(sub, sizeof(sub), "tree-%016llx.lock", (unsigned long long)h);
+	path = path_join(dir, sub);
+	rc = lockfile_take(loop, path, o->cancel, say_waiting, bus, fd);
+	free(path);
+	free(dir);
+	return rc;
+}
+
+static enum status configure(struct loop *loop, const struct kbuild_opts *o, struct kernel *k);
+
 enum status
 kbuild_configure(struct loop *loop, const struct kbuild_opts *o, struct kernel *k)
+{
+	int fd;
+	enum status rc = tree_lock(loop, NULL, o, k, &fd);
+
+	if (rc == OK)
+		rc = configure(loop, o, k);
+	lockfile_release(fd);
+	return rc;
+}
+
+static enum status
+configure(struct loop *loop, const struct kbuild_opts *o, struct kernel *k)
 {
 	const struct kernel_arch *a;
 	struct strbuf merged = STRBUF_INIT;
@@ -629,12 +678,15 @@ kbuild_build(struct loop *loop, struct event_bus *bus, const struct kbuild_opts 
 	const char *logp = NULL;
 	size_t estimate = 0;
 	unsigned jobs = o->jobs;
-	int log_fd = -1;
+	int log_fd = -1, lockfd = -1;
 	enum status rc;
 
 	kbuild_progress_init(&prog, 0);
+	rc = tree_lock(loop, bus, o, k, &lockfd);
+	if (rc != OK)
+		goto out;
 	progress(bus, "configuring", -1);
-	rc = kbuild_configure(loop, o, k);
+	rc = configure(loop, o, k);
 	if (rc != OK)
 		goto out;
 	a = kernel_arch_find(k->arch);
@@ -769,6 +821,7 @@ kbuild_build(struct loop *loop, struct event_bus *bus, const struct kbuild_opts 
 out:
 	if (log_fd >= 0)
 		close(log_fd);
+	lockfile_release(lockfd);
 	kbuild_progress_release(&prog);
 	kconfig_values_free(cfg);
 	strvec_clear(&av);

@@ -44,6 +44,12 @@
  * gets SIGTERM (SIGKILL 10 s later) and the result is ERR_INTERRUPTED. The
  * loop must not be done on entry (loop_reset()).
  *
+ * One fswb at a time configures or builds a tree: kbuild_configure() and
+ * kbuild_build() lock kernels/tree-HASH.lock in the cache (core/lockfile.h)
+ * and wait, in the loop, while another fswb holds it (detail "waiting for
+ * another fswb building this kernel tree"; *o->cancel or the loop's quit
+ * stop the wait with ERR_INTERRUPTED).
+ *
  * Events: kbuild emits only EV_STAGE_PROGRESS for stage "kernel" (detail
  * "configuring", "CC fs/ext4/inode.o (1234 of ~3100)", "installing
  * modules"; fraction = objects built / estimate, < 0 when unknown, as for a

@@ -15,6 +15,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "core/lockfile.h"
 #include "core/paths.h"
 #include "core/spawn.h"
 #include "kbuild/image.h"
@@ -692,6 +693,20 @@ find_modules_dir(const char *dir, const char *what, const char *version, char **
 	return rc;
 }
 
+/*
+ * Lock DIR.lock, beside a directory of the cache that fswb processes fill
+ * (unpacked modules, an image's config), as appliance builds lock theirs.
+ */
+static enum status
+cache_lock(struct loop *loop, const char *dir, int *fd)
+{
+	char *path = xasprintf("%s.lock", dir);
+	enum status rc = lockfile_take(loop, path, NULL, NULL, NULL, fd);
+
+	free(path);
+	return rc;
+}
+
 static enum status
 unpack_modules(struct loop *loop, const char *tarball, char **root)
 {
@@ -700,15 +715,23 @@ unpack_modules(struct loop *loop, const char *tarball, char **root)
 	struct strbuf out = STRBUF_INIT;
 	struct child_exit ex = { 0 };
 	enum status rc;
+	int lockfd = -1;
 
 	snprintf(sub, sizeof(sub), "kernels/modules-%016llx",
 		 (unsigned long long)file_key(tarball));
 	rc = fswb_dir_make(DIR_CACHE, sub, &dir);
 	if (rc != OK)
 		return rc;
+	/* another fswb unpacking the same tarball: wait for it, then use its work */
+	rc = cache_lock(loop, dir, &lockfd);
+	if (rc != OK) {
+		free(dir);
+		return rc;
+	}
 	stamp = path_join(dir, ".fswb-unpacked");
 	*root = path_join(dir, "root");
 	if (path_exists(stamp)) {
+		lockfile_release(lockfd);
 		free(stamp);
 		free(dir);
 		return OK;
@@ -736,6 +759,7 @@ unpack_modules(struct loop *loop, const char *tarball, char **root)
 		free(*root);
 		*root = NULL;
 	}
+	lockfile_release(lockfd);
 	strbuf_release(&out);
 	free(tmp);
 	free(stamp);
@@ -787,8 +811,9 @@ resolve_image(struct loop *loop, const struct plan_kernel *pk, const struct kern
 		/* a compressed Image.gz, or a header without a version: look inside */
 		char *dir = NULL, *vmlinux = NULL;
 		struct kimage_info inner;
+		int lockfd = -1;
 
-		if (image_cache_dir(real, &dir) == OK) {
+		if (image_cache_dir(real, &dir) == OK && cache_lock(loop, dir, &lockfd) == OK) {
 			vmlinux = path_join(dir, "vmlinux.tmp");
 			if (kimage_decompress(loop, real, vmlinux) == OK) {
 				if (!info.arch && kimage_probe(vmlinux, &inner) == OK) {
@@ -799,6 +824,7 @@ resolve_image(struct loop *loop, const struct plan_kernel *pk, const struct kern
 					kimage_find_version(vmlinux, &info.version);
 			}
 			unlink(vmlinux);
+			lockfile_release(lockfd);
 		}
 		error_clear();
 		free(vmlinux);
@@ -873,13 +899,28 @@ kernel_check(struct loop *loop, struct kernel *k, const struct kernel_needs *nee
 	kconfig_report_release(&k->report);
 	k->checked = false;
 	if (!k->config && k->image && (k->kind == KERNEL_IMAGE || k->kind == KERNEL_INSTALLED)) {
-		char *dir = NULL, *cfg;
+		char *dir = NULL, *cfg, *tmp;
+		int lockfd = -1;
+		bool have;
 
 		rc = image_cache_dir(k->image, &dir);
-		if (rc != OK)
+		if (rc == OK)
+			rc = cache_lock(loop, dir, &lockfd);
+		if (rc != OK) {
+			free(dir);
 			return rc;
+		}
 		cfg = path_join(dir, "config");
-		if (path_exists(cfg) || kimage_config(loop, k->image, dir, cfg) == OK) {
+		tmp = path_join(dir, "config.tmp");
+		/* written whole, then renamed: a killed fswb leaves no half config */
+		have = path_exists(cfg) ||
+		       (kimage_config(loop, k->image, dir, tmp) == OK &&
+			(rename(tmp, cfg) == 0 ||
+			 error(ERR_IO, "cannot rename '%s': %s", tmp, strerror(errno)) == OK));
+		unlink(tmp);
+		free(tmp);
+		lockfile_release(lockfd);
+		if (have) {
 			k->config = cfg;
 			k->config_source = KCONF_EMBEDDED;
 		} else {
@@ -891,7 +932,6 @@ kernel_check(struct loop *loop, struct kernel *k, const struct kernel_needs *nee
 			else
 				k->config_note = xstrdup(error_msg());
 			error_clear();
-			unlink(cfg);
 			free(cfg);
 		}
 		free(dir);

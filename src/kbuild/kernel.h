@@ -143,15 +143,18 @@ void kernel_release(struct kernel *k);
  * (ERR_NOTFOUND listing the installed ones), and finds the modules: for an
  * image, pk->modules is a /lib/modules/VERSION directory, a directory
  * holding lib/modules/VERSION, or a tarball of either (unpacked into the
- * cache, once per tarball). Starts programs only to read a compressed
- * image's architecture and to unpack a tarball.
+ * cache, once per tarball, under the lock kernels/modules-KEY.lock: another
+ * fswb unpacking it is waited for). Starts programs only to read a
+ * compressed image's architecture and to unpack a tarball.
  */
 enum status kernel_resolve(struct loop *loop, const struct plan_kernel *pk, struct kernel *out);
 
 /*
  * Check k's config against needs into k->report (KCONFIG_MODULES_OK when
  * k has modules). An image or installed kernel with no config file gets
- * its embedded config extracted into the cache first, when it has one.
+ * its embedded config extracted into the cache first, when it has one
+ * (under the lock of the image's cache directory; written whole, then
+ * renamed).
  * When no config can be found, k->checked stays false and it is OK.
  * For a tree the tree's Kconfig files explain what is missing.
  */

@@ -6,6 +6,21 @@
 out=$("$FSWB" --version)
 check "--version prints the version" grep -qE '^fswb [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
 
+# An installed fswb (PREFIX/bin/fswb) reads PREFIX/share/fswb, not the tree it
+# was built in, though that tree is still here; the one in the build
+# directory reads the tree.
+P=$T/prefix
+mkdir -p "$P/bin" "$P/share/fswb"
+cp "$(readlink -f "$FSWB")" "$P/bin/fswb"
+cp -R "$SRCDIR/profiles" "$P/share/fswb/"
+sed -e 's/^description = .*/description = the copy in the installed share directory/' -e '/^aliases/d' \
+	"$SRCDIR/profiles/fs/ext4/4k.conf" >"$P/share/fswb/profiles/fs/ext4/installed.conf"
+out=$(env -u FSWB_DATADIR "$P/bin/fswb" profiles 2>&1)
+check "an installed fswb reads PREFIX/share/fswb" grep -q '^  ext4/installed .*installed share' <<<"$out"
+out=$(env -u FSWB_DATADIR "$FSWB" profiles 2>&1)
+check "the fswb in the build directory reads the tree" \
+	bash -c '! grep -q "ext4/installed" <<<"$1" && grep -q "^  ext4/4k " <<<"$1"' _ "$out"
+
 help=$("$FSWB" --help)
 check "--help lists run" grep -q '^  run ' <<<"$help"
 check "--help lists profiles" grep -q '^  profiles ' <<<"$help"

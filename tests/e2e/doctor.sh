@@ -90,4 +90,23 @@ else
 	skip "--json checks" "jq is not installed"
 fi
 
+# What a killed fswb left (a lease whose owner is gone: its guest directory)
+# is listed, with the directory, and so is what a running fswb holds.
+mkdir -p "$FSWB_HOME/data/leases" "$FSWB_HOME/data/runs/20261203-120000/guest-ext4-4k"
+sh -c 'exit 0' &
+gone=$!
+wait "$gone"
+printf 'backend qemu\nowner %s 12345\npath %s\n' "$gone" \
+	"$FSWB_HOME/data/runs/20261203-120000/guest-ext4-4k" >"$FSWB_HOME/data/leases/qemu-$gone-1"
+"$FSWB" doctor >"$T/leases" 2>&1
+check "doctor lists what a killed fswb left" \
+	grep -qE "^  qemu: left by an fswb that is gone \(pid $gone\), path .*/guest-ext4-4k" "$T/leases"
+if command -v jq >/dev/null; then
+	"$FSWB" doctor --json 2>/dev/null >"$T/leases.json"
+	check "--json lists it under leases" \
+		jq -e --arg p "$gone" '.leases | map(select(contains("pid " + $p))) | length == 1' "$T/leases.json"
+fi
+check "doctor only lists it: the directory is still there" \
+	test -d "$FSWB_HOME/data/runs/20261203-120000/guest-ext4-4k"
+
 done_testing

@@ -3,7 +3,7 @@
  * The not-run explainer, on any reason text: each line alone, then all of
  * them grouped.
  *
- * fuzz-sources: src/fstests/notrun.c src/core/util.c src/core/status.c
+ * fuzz-sources: src/fstests/notrun.c src/core/paths.c src/core/util.c src/core/status.c
  * fuzz-seeds: fixtures:results/generic
  * fuzz-options: -max_len=4096
  */

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "core/loop.h"
 #include "core/paths.h"
 #include "core/plan.h"
 #include "core/util.h"
@@ -143,12 +145,125 @@ test_leases(void **state)
 	free(outside);
 }
 
+/* ---- the QEMU command line ---- */
+
+struct qemu_seen {
+	bool exited;
+};
+
+static void
+ignore_bytes(void *data, const char *buf, size_t len)
+{
+	(void)data;
+	(void)buf;
+	(void)len;
+}
+
+static void
+on_qemu_gone(void *data, enum status code, const char *why)
+{
+	(void)code;
+	(void)why;
+	((struct qemu_seen *)data)->exited = true;
+}
+
+/* Whether lines holds line exactly. */
+static bool
+has_line(const struct strvec *lines, const char *line)
+{
+	for (size_t i = 0; i < lines->n; i++)
+		if (!strcmp(lines->v[i], line))
+			return true;
+	return false;
+}
+
+/*
+ * QEMU runs sandboxed (-sandbox on, no spawning or elevating), and a path
+ * with commas cannot add options to a -drive or -chardev value (each ',' is
+ * given as ',,'). A program in place of QEMU (-o qemu=PATH) records its
+ * arguments.
+ */
+static void
+test_qemu_command_line(void **state)
+{
+	char *work = test_tmp("home/data/runs/1/guest-a,format=raw,file=x");
+	char *fake = test_tmp("bin/qemu"), *args = test_tmp("bin/args");
+	char *kernel = test_tmp("img/bzImage"), *appliance = test_tmp("img/root,x.img");
+	char *script = xasprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" >'%s'\n", args);
+	char *qemu_opt = xasprintf("qemu=%s", fake), *want, *text, *esc;
+	const char *const options[] = { qemu_opt, "accel=tcg", NULL };
+	const struct session_disk disks[] = { { "test", 1 << 20, NULL } };
+	struct session_spec spec = { 0 };
+	struct session_callbacks cb = { ignore_bytes, ignore_bytes, ignore_bytes, on_qemu_gone };
+	struct qemu_seen seen = { false };
+	struct strvec lines = STRVEC_INIT;
+	struct loop *loop = loop_new();
+	struct session *s = NULL;
+
+	(void)state;
+	test_write(fake, script);
+	assert_int_equal(chmod(fake, 0755), 0);
+	test_write(kernel, "not booted");
+	{
+		FILE *f = fopen(appliance, "w");
+
+		assert_non_null(f);
+		assert_int_equal(ftruncate(fileno(f), 1 << 20), 0);
+		fclose(f);
+	}
+	spec.name = "a";
+	spec.workdir = work;
+	spec.arch = arch_find("x86_64");
+	spec.kernel = kernel;
+	spec.appliance = appliance;
+	spec.disks = disks;
+	spec.ndisks = 1;
+	spec.cpus = 1;
+	spec.mem = 256ull << 20;
+	spec.options = options;
+	assert_int_equal(session_start(backend_find("qemu"), loop, NULL, &spec, &cb, &seen, &s),
+			 OK);
+	for (int i = 0; i < 200 && !seen.exited; i++)
+		loop_run_once(loop, 50);
+	assert_true(seen.exited);
+	text = test_read(args);
+	strvec_split(&lines, text, "\n");
+	free(text);
+
+	assert_true(has_line(&lines, "-sandbox"));
+	assert_true(has_line(&lines, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
+				     "resourcecontrol=deny"));
+	/* the commas of the work directory doubled: one value, no option added */
+	esc = test_tmp("home/data/runs/1/guest-a,,format=raw,,file=x");
+	want = xasprintf("file=%s/test.img,if=virtio,format=raw,cache=unsafe", esc);
+	if (!has_line(&lines, want))
+		fail_msg("no '%s' among QEMU's arguments", want);
+	free(want);
+	want = xasprintf("pipe,id=con,path=%s/con", esc);
+	if (!has_line(&lines, want))
+		fail_msg("no '%s' among QEMU's arguments", want);
+	free(want);
+	free(esc);
+	session_release(s);
+	assert_false(path_exists(work)); /* the session's directory goes with it */
+	strvec_clear(&lines);
+	loop_free(loop);
+	free(work);
+	free(fake);
+	free(args);
+	free(kernel);
+	free(appliance);
+	free(script);
+	free(qemu_opt);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_leases),
+		cmocka_unit_test(test_qemu_command_line),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);

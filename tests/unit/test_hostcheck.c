@@ -235,6 +235,12 @@ test_kvm_device(void **state)
 	/* a character device that is not KVM */
 	assert_int_equal(kvm_try_device("/dev/null", &why), KVM_TRY_BROKEN);
 	free(why);
+	/* FSWB_KVM_DEV in place of /dev/kvm (the UI tests' host without KVM) */
+	setenv("FSWB_KVM_DEV", none, 1);
+	assert_int_equal(kvm_try_device(NULL, &why), KVM_TRY_NODEV);
+	assert_non_null(strstr(why, none));
+	free(why);
+	unsetenv("FSWB_KVM_DEV");
 
 	if (geteuid() != 0) {
 		assert_int_equal(chmod(file, 0), 0);

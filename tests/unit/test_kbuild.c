@@ -7,11 +7,13 @@
 #include "testlib.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1304,6 +1306,165 @@ test_configure_linux_drops(void **state)
 	free(tree);
 }
 
+/* ---- locks between fswb processes ---- */
+
+/* The lock files below the cache that match pattern (kernels/tree-*.lock). */
+static void
+cache_locks(const char *pattern, struct strvec *out)
+{
+	char *cache = fswb_dir(DIR_CACHE), *pat = path_join(cache, pattern);
+	glob_t g;
+
+	strvec_clear(out);
+	if (glob(pat, 0, NULL, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			strvec_push(out, g.gl_pathv[i]);
+	globfree(&g);
+	free(pat);
+	free(cache);
+}
+
+/* The one lock file of after that is not in before. */
+static char *
+new_lock(const struct strvec *before, const struct strvec *after)
+{
+	char *found = NULL;
+
+	for (size_t i = 0; i < after->n; i++)
+		if (!strvec_contains(before, after->v[i])) {
+			assert_null(found);
+			found = xstrdup(after->v[i]);
+		}
+	assert_non_null(found);
+	return found;
+}
+
+/* Another fswb, as this test plays it: the lock held until the timer drops it. */
+struct holder {
+	int fd;
+	bool fired;
+	char *absent; /* must not exist yet when the lock is dropped */
+};
+
+static int
+hold(const char *lock)
+{
+	int fd = open(lock, O_RDWR | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	return fd;
+}
+
+static void
+drop(struct loop *l, void *data)
+{
+	struct holder *h = data;
+
+	(void)l;
+	h->fired = true;
+	if (h->absent && path_exists(h->absent))
+		fail_msg("'%s' was made while another fswb held the lock", h->absent);
+	close(h->fd);
+}
+
+/*
+ * Unpacking modules, an image's config and a tree's build wait for another
+ * fswb doing the same (as appliance builds do), then use its work.
+ */
+static void
+test_cache_locks(void **state)
+{
+	char *mods = test_tmp("lk/mods"), *tarball = test_tmp("lk/modules.tar.gz");
+	char *img = test_tmp("lk/bzImage"), *tree, *lock, *p;
+	struct strvec before = STRVEC_INIT, after = STRVEC_INIT, configs = STRVEC_INIT;
+	struct plan_kernel pk = { 0 };
+	struct holder h = { -1, false, NULL };
+	struct kernel k;
+	struct kernel_needs needs;
+	struct kbuild_opts o = { 0 };
+	struct event_bus bus = EVENT_BUS_INIT;
+	struct seen seen = { STRVEC_INIT, 0 };
+
+	(void)state;
+	/* modules: the first use unpacks them; then, with the unpacking undone */
+	p = xasprintf("%s/lib/modules/6.9.3-lk/modules.dep", mods);
+	test_write(p, "");
+	free(p);
+	{
+		const char *argv[] = { "tar", "-czf", tarball, "-C", mods, "lib", NULL };
+
+		run_ok(argv);
+	}
+	craft_bzimage(img, "6.9.3-lk (x@y) #1", true, "\x1f\x8b", 2);
+	pk.kind = KERNEL_IMAGE;
+	pk.spec = img;
+	pk.modules = tarball;
+	cache_locks("kernels/modules-*.lock", &before);
+	assert_int_equal(kernel_resolve(loop, &pk, &k), OK);
+	cache_locks("kernels/modules-*.lock", &after);
+	lock = new_lock(&before, &after);
+	h.absent = xasprintf("%.*s/.fswb-unpacked", (int)(strlen(lock) - 5), lock);
+	assert_true(path_exists(h.absent));
+	kernel_release(&k);
+	unlink(h.absent);
+	h.fd = hold(lock);
+	loop_add_timer(loop, 300, false, drop, &h);
+	assert_int_equal(kernel_resolve(loop, &pk, &k), OK);
+	assert_true(h.fired);
+	assert_true(path_exists(h.absent));
+	assert_non_null(k.modules);
+	kernel_release(&k);
+	free(lock);
+	free(h.absent);
+
+	/* a tree: configuring and building wait, and say so */
+	tree = fake_tree("lk-tree");
+	strvec_push(&configs, "ext4/4k");
+	assert_int_equal(kernel_needs_init(&needs, &profiles, &configs, NULL), OK);
+	o.needs = &needs;
+	o.jobs = 2;
+	tree_kernel(&k, tree, false);
+	cache_locks("kernels/tree-*.lock", &before);
+	assert_int_equal(kbuild_configure(loop, &o, &k), OK);
+	cache_locks("kernels/tree-*.lock", &after);
+	lock = new_lock(&before, &after);
+	h.fired = false;
+	h.absent = path_join(k.build_dir, "fswb-kernel.json"); /* a finished build's */
+	h.fd = hold(lock);
+	loop_add_timer(loop, 300, false, drop, &h);
+	event_bus_add(&bus, (struct listener){ on_event, &seen });
+	assert_int_equal(kbuild_build(loop, &bus, &o, &k), OK);
+	assert_true(h.fired);
+	assert_true(k.built);
+	assert_string_equal(seen.details.v[0],
+			    "waiting for another fswb building this kernel tree");
+	assert_string_equal(seen.details.v[1], "configuring");
+	/* told to stop while it waits: interrupted, nothing built */
+	h.fd = hold(lock);
+	{
+		bool cancel = true;
+
+		o.cancel = &cancel;
+		assert_int_equal(kbuild_build(loop, NULL, &o, &k), ERR_INTERRUPTED);
+		assert_non_null(strstr(error_msg(), "waiting for another fswb"));
+		o.cancel = NULL;
+	}
+	close(h.fd);
+	kernel_release(&k);
+	kernel_needs_release(&needs);
+	strvec_clear(&seen.details);
+	strvec_clear(&configs);
+	strvec_clear(&before);
+	strvec_clear(&after);
+	free(h.absent);
+	free(lock);
+	free(tree);
+	free(mods);
+	free(tarball);
+	free(img);
+}
+
 int
 main(void)
 {
@@ -1322,6 +1483,7 @@ main(void)
 		cmocka_unit_test(test_tools_missing),
 		cmocka_unit_test(test_build_fake),
 		cmocka_unit_test(test_build_interrupt),
+		cmocka_unit_test(test_cache_locks),
 		cmocka_unit_test(test_configure_fake_refusals),
 		cmocka_unit_test(test_configure_linux),
 		cmocka_unit_test(test_configure_linux_drops),

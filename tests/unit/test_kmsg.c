@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "core/event.h"
@@ -830,6 +831,57 @@ test_slice_failures(void **state)
 	free(below);
 }
 
+/*
+ * A symlink below the slice directory (the group directory, or the slice
+ * file itself) is never written through: the slice is left out, said once.
+ */
+static void
+test_slice_symlinks(void **state)
+{
+	struct event_bus bus = EVENT_BUS_INIT;
+	struct kmsg *k;
+	char *dir = test_tmp("planted"), *outside = test_tmp("outside");
+	char *group = test_tmp("planted/generic"), *victim = test_tmp("victim");
+	char *slice = test_tmp("planted/xfs/001.kmsg"), *p, *text;
+	const char *msg = NULL;
+
+	(void)state;
+	assert_int_equal(mkdir_p(outside, 0755), OK);
+	assert_int_equal(mkdir_p(dir, 0755), OK);
+	assert_int_equal(symlink(outside, group), 0);
+	k = kmsg_new(&bus, "ext4/4k");
+	assert_int_equal(kmsg_set_slice_dir(k, dir), OK);
+	feed_str(k, "run fstests generic/001 at x\nsecret\n");
+	kmsg_finish(k);
+	p = path_join(outside, "001.kmsg");
+	assert_false(path_exists(p));
+	free(p);
+	assert_int_equal(kmsg_status(k, &msg), ERR_IO);
+	assert_non_null(strstr(msg, "not followed"));
+	kmsg_free(k);
+
+	test_write(victim, "host file\n");
+	p = test_tmp("planted/xfs");
+	assert_int_equal(mkdir_p(p, 0755), OK);
+	free(p);
+	assert_int_equal(symlink(victim, slice), 0);
+	k = kmsg_new(&bus, "ext4/4k");
+	assert_int_equal(kmsg_set_slice_dir(k, dir), OK);
+	feed_str(k, "run fstests xfs/001 at x\nsecret\n");
+	kmsg_finish(k);
+	assert_int_equal(kmsg_status(k, NULL), ERR_IO);
+	text = test_read(victim);
+	assert_string_equal(text, "host file\n");
+	free(text);
+	kmsg_free(k);
+	event_bus_release(&bus);
+	free(dir);
+	free(outside);
+	free(group);
+	free(victim);
+	free(slice);
+}
+
 static void
 test_tail(void **state)
 {
@@ -898,6 +950,7 @@ main(void)
 		cmocka_unit_test(test_lines),	       cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_stop_slices),    cmocka_unit_test(test_slices),
 		cmocka_unit_test(test_slice_failures), cmocka_unit_test(test_tail),
+		cmocka_unit_test(test_slice_symlinks),
 	};
 
 	return cmocka_run_group_tests_name("kmsg", tests, test_setup_hermetic,

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -151,6 +152,141 @@ test_atomic_write(void **state)
 	assert_non_null(strstr(error_msg(), "/nonexistent/dir"));
 	free(p);
 	free(dir);
+}
+
+/*
+ * Where shipped data is read from: the source tree only for the binary in
+ * its build directory; an installed copy reads PREFIX/share/fswb beside it,
+ * even while the tree it was built from is still there.
+ */
+static void
+test_datadir(void **state)
+{
+	char *tree = test_tmp("tree"), *build = test_tmp("tree/build");
+	char *in_build = test_tmp("tree/build/fswb"), *link = test_tmp("tree/fswb");
+	char *installed = test_tmp("prefix/bin/fswb"), *share = test_tmp("prefix/share/fswb");
+	char *copy = test_tmp("copy/bin/fswb"), *p, *d;
+
+	(void)state;
+	p = test_tmp("tree/profiles/fs/ext4/4k.conf");
+	test_write(p, "");
+	free(p);
+	p = test_tmp("prefix/share/fswb/profiles/fs/ext4/4k.conf");
+	test_write(p, "");
+	free(p);
+	test_write(in_build, "");
+	test_write(installed, "");
+	test_write(copy, "");
+	assert_int_equal(symlink("build/fswb", link), 0);
+	paths_set_builtin(tree, build, "/nonexistent/share/fswb");
+
+	d = datadir_for(in_build);
+	assert_string_equal(d, tree);
+	free(d);
+	d = datadir_for(link); /* ./fswb, the symlink make leaves in the tree */
+	assert_string_equal(d, tree);
+	free(d);
+	d = datadir_for(installed);
+	assert_string_equal(d, share);
+	free(d);
+	/* a copy with no share/fswb beside it: the prefix it was built for */
+	d = datadir_for(copy);
+	assert_string_equal(d, "/nonexistent/share/fswb");
+	free(d);
+	/* $FSWB_DATADIR wins over all of them */
+	setenv("FSWB_DATADIR", share, 1);
+	d = fswb_datadir();
+	assert_string_equal(d, share);
+	free(d);
+	unsetenv("FSWB_DATADIR");
+
+	assert_true(path_below(in_build, tree));
+	assert_true(path_below(link, build)); /* resolved */
+	assert_false(path_below(tree, tree));
+	assert_false(path_below(installed, tree));
+	paths_set_builtin(NULL, NULL, NULL);
+	free(tree);
+	free(build);
+	free(in_build);
+	free(link);
+	free(installed);
+	free(share);
+	free(copy);
+}
+
+/* A pid that ran and is gone (reaped). */
+static pid_t
+dead_pid(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return pid;
+}
+
+/*
+ * What a killed fswb left (NAME.tmp.PID of a process that is gone) is
+ * removed; a running one's, names that only look alike and what a symlink
+ * points to are not.
+ */
+static void
+test_reap_stale_tmp(void **state)
+{
+	pid_t dead = dead_pid();
+	char *run = test_tmp("home/data/runs/20261203-120000");
+	char *json = xasprintf("%s/run.json.tmp.%ld", run, (long)dead);
+	char *mine = xasprintf("%s/junit.xml.tmp.%ld", run, (long)getpid());
+	char *dir = xasprintf("%s/unpack.tmp.%ld", run, (long)dead);
+	char *inside = path_join(dir, "a/b");
+	char *alike = path_join(run, "notes.tmp.12x");
+	char *keep = path_join(run, "run.json");
+	char *target = test_tmp("elsewhere"), *target_file = test_tmp("elsewhere/f");
+	char *link = xasprintf("%s/link.tmp.%ld", run, (long)dead);
+	char *cache = fswb_dir(DIR_CACHE);
+	char *clone = xasprintf("%s/fstests-git/abc.git.tmp.%ld", cache, (long)dead);
+	char *p;
+
+	(void)state;
+	test_write(json, "{");
+	test_write(mine, "<");
+	test_write(inside, "x");
+	test_write(alike, "x");
+	test_write(keep, "{}");
+	test_write(target_file, "x");
+	assert_int_equal(symlink(target, link), 0);
+	p = path_join(clone, "HEAD");
+	test_write(p, "ref");
+	free(p);
+
+	assert_int_equal(reap_stale_tmp(run), 3);
+	assert_false(path_exists(json));
+	assert_false(path_exists(dir));
+	assert_false(path_exists(link));
+	assert_true(path_exists(target_file)); /* the link went, not what it names */
+	assert_true(path_exists(mine));	       /* this process still runs */
+	assert_true(path_exists(alike));
+	assert_true(path_exists(keep));
+	/* everywhere fswb writes them: each run directory, the cache's clones */
+	test_write(json, "{");
+	assert_int_equal(paths_reap_stale(), 2);
+	assert_false(path_exists(json));
+	assert_false(path_exists(clone));
+	assert_true(path_exists(mine));
+	free(run);
+	free(json);
+	free(mine);
+	free(dir);
+	free(inside);
+	free(alike);
+	free(keep);
+	free(target);
+	free(target_file);
+	free(link);
+	free(clone);
+	free(cache);
 }
 
 static void
@@ -300,6 +436,8 @@ main(void)
 		cmocka_unit_test(test_mkdir_and_remove_tree),
 		cmocka_unit_test(test_read_file_limits),
 		cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_datadir),
+		cmocka_unit_test(test_reap_stale_tmp),
 		cmocka_unit_test(test_rundir_list),
 		cmocka_unit_test(test_which),
 		cmocka_unit_test(test_beneath),
