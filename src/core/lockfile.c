@@ -34,7 +34,7 @@ lockfile_take(struct loop *loop, const char *path, const bool *cancel, void (*wa
 		if (!said && waiting)
 			waiting(data);
 		said = true;
-		if (loop)
+		if (loop && !loop_dispatching(loop)) /* a worker's or a command's own wait */
 			loop_run_once(loop, LOCKFILE_POLL_MS);
 		else
 			usleep(LOCKFILE_POLL_MS * 1000);

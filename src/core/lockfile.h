@@ -12,8 +12,9 @@
  *	lockfile_release(fd);
  *
  * While another process holds it, lockfile_take() waits: it runs the loop
- * (other watchers, timers and signals go on) when one is given, else it
- * sleeps, trying again every LOCKFILE_POLL_MS. waiting(data) is called once,
+ * (other watchers, timers and signals go on) when one is given and it is
+ * not inside one of the loop's callbacks, else it sleeps, trying again
+ * every LOCKFILE_POLL_MS. waiting(data) is called once,
  * the first time it has to wait (to say so). It gives up with
  * ERR_INTERRUPTED when *cancel becomes true or the loop is told to quit.
  */

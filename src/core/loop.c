@@ -489,6 +489,12 @@ out:
 	return rc;
 }
 
+bool
+loop_dispatching(const struct loop *loop)
+{
+	return loop->dispatching;
+}
+
 void
 loop_forget(void)
 {

@@ -81,6 +81,9 @@ void loop_forget(void);
  */
 enum status loop_run_once(struct loop *loop, int timeout_ms);
 
+/* True inside loop_run_once(): a callback is running, and the loop may not run again. */
+bool loop_dispatching(const struct loop *loop);
+
 /* Run until loop_quit(). Returns the code passed to loop_quit(). */
 int loop_run(struct loop *loop);
 void loop_quit(struct loop *loop, int code);

@@ -195,7 +195,7 @@ ap_lock_key(struct runner *r, const char *cache, const char *key, int *fd_out, b
 			free(path);
 			return error(ERR_INTERRUPTED, "interrupted while waiting for another fswb");
 		}
-		if (r)
+		if (r && !loop_dispatching(r->loop)) /* a worker's or a command's own wait */
 			loop_run_once(r->loop, LOCK_POLL_MS);
 		else
 			usleep(LOCK_POLL_MS * 1000);
