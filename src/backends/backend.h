@@ -119,7 +119,8 @@ enum finding_state {
 
 struct backend_finding {
 	enum finding_state state;
-	bool slow; /* guests will run slowly (emulated) */
+	bool slow;    /* guests will run slowly (emulated) */
+	bool untried; /* known only once a trial runs (with run_programs: a KVM boot) */
 	const char *name;
 	char *detail; /* owned: free() it */
 	char *fix;    /* owned, or NULL */

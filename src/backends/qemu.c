@@ -751,6 +751,7 @@ qemu_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backe
 	} else if (k == KVM_TRY_UNTRIED) {
 		/* not known until a guest ran: never a tick before that */
 		out->state = FINDING_WARN;
+		out->untried = true;
 		out->detail = xasprintf("not known yet: %s opens and creates a VM; %s",
 					o->kvm_dev ? o->kvm_dev : "/dev/kvm", why);
 	} else {

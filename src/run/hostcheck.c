@@ -468,6 +468,7 @@ check_backend(struct ctx *c, const struct backend_ops *ops)
 		add(c->hc, ops->name, states[f[i].state], false, f[i].name, f[i].detail, f[i].fix)
 			->shown = true;
 		c->hc->slow |= f[i].slow;
+		c->hc->untried |= f[i].untried;
 	}
 }
 

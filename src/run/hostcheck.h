@@ -164,6 +164,7 @@ struct hostcheck {
 	struct hc_os os;
 	bool ready;   /* every required finding is not HC_MISSING */
 	bool slow;    /* ready, but guests run slowly (a backend says so: no KVM) */
+	bool untried; /* a backend's finding is known only after the full check's trial */
 	char *kernel; /* the kernel the default path boots, or NULL */
 };
 

@@ -24,6 +24,31 @@ inventory_host(struct loop *loop, const struct profiles *prof, bool full, struct
 		error_clear();
 }
 
+static int
+trials_worker(void *arg)
+{
+	struct hostcheck hc;
+
+	inventory_host(loop_new(), arg, true, &hc);
+	return 0;
+}
+
+enum status
+inventory_trials_start(struct loop *loop, const struct profiles *prof,
+		       void (*done)(void *data, const struct job_result *r), void *data,
+		       struct job **out)
+{
+	struct job_opts o = JOB_OPTS_INIT;
+
+	o.fn = trials_worker;
+	o.fn_arg = (void *)prof;
+	o.fn_name = "the host's trials";
+	o.stderr_apart = true;
+	o.on_done = done;
+	o.data = data;
+	return job_start(loop, &o, out);
+}
+
 void
 inventory_probe(const char *backend, const struct plan *plan, struct backend_probe *out)
 {

@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "backends/backend.h"
+#include "core/job.h"
 #include "core/loop.h"
 #include "core/plan.h"
 #include "core/profile.h"
@@ -32,6 +33,17 @@
  */
 void inventory_host(struct loop *loop, const struct profiles *prof, bool full,
 		    struct hostcheck *out);
+
+/*
+ * The trials the quick check leaves out (hc->untried: a guest booted under
+ * KVM), made in the background: a worker runs the full check, whose
+ * verdicts are kept for this host boot (backends/kvm.h), and done is
+ * called from the loop when it has ended; ask inventory_host() again then.
+ * *out is the job (job_free() it, which also stops it).
+ */
+enum status inventory_trials_start(struct loop *loop, const struct profiles *prof,
+				   void (*done)(void *data, const struct job_result *r), void *data,
+				   struct job **out);
 
 /* The probe of backend for plan; its summary says "cannot tell" when it failed. */
 void inventory_probe(const char *backend, const struct plan *plan, struct backend_probe *out);

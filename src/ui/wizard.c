@@ -107,6 +107,7 @@ struct wizard {
 	struct ui *ui;
 	uint64_t ask_timer;    /* the answers asked for, pending */
 	uint64_t doctor_timer; /* the whole host check, pending */
+	struct job *trials;    /* the quick check's untried findings, tried in the background */
 	int list_h;
 };
 
@@ -153,6 +154,25 @@ chosen_backend(struct wizard *w)
 	return backend_find(w->plan.backend ? w->plan.backend : "qemu");
 }
 
+static void forget_probes(struct wizard *w);
+
+/* The background trials ended: their verdicts are kept, the quick check reads them. */
+static void
+on_trials(void *data, const struct job_result *r)
+{
+	struct wizard *w = data;
+	struct ui *ui = w->ui;
+
+	job_free(w->trials);
+	w->trials = NULL;
+	if (w->hc_full)
+		return; /* doctor has checked everything meanwhile */
+	hostcheck_release(&w->hc);
+	inventory_host(ui->loop, ui_profiles(ui), false, &w->hc);
+	forget_probes(w);
+	ui_dirty(ui);
+}
+
 static void
 load_welcome(struct ui *ui, struct wizard *w)
 {
@@ -160,6 +180,10 @@ load_welcome(struct ui *ui, struct wizard *w)
 		/* the quick checks: programs and the KVM boot trial are fswb doctor's */
 		inventory_host(ui->loop, ui_profiles(ui), false, &w->hc);
 		w->hc_done = true;
+		/* what only a trial tells (KVM running a guest): tried at once, aside */
+		if (w->hc.untried && inventory_trials_start(ui->loop, ui_profiles(ui), on_trials, w,
+							    &w->trials) != OK)
+			error_clear();
 	}
 	if (!w->probed && chosen_backend(w)) {
 		inventory_probe(w->plan.backend ? w->plan.backend : "qemu", &w->plan, &w->probe);
@@ -461,6 +485,11 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 				f->fix && f->state != HC_OK ? f->fix : "",
 				f->fix && f->state != HC_OK ? ")" : "");
 		}
+		if (w->trials && y < maxy - 3) {
+			ui_put(ui, y, 4, 1, R_DIM, ui->g.running);
+			ui_put(ui, y++, 6, width - 4, R_DIM,
+			       "trying a guest under KVM in the background (a few seconds)");
+		}
 	} else if (w->probed) {
 		ui_put(ui, y, 4, 1, w->probe.usable ? R_PASS : R_FAIL,
 		       w->probe.usable ? ui->g.ok : ui->g.no);
@@ -476,8 +505,9 @@ draw_welcome(struct ui *ui, struct wizard *w, int y0, int body_h)
 			      smoke.ntests, est_words(&smoke, est, sizeof(est)),
 			      est_words(&kvm, est2, sizeof(est2)));
 	} else {
-		s = xasprintf("A smoke run (%zu tests) takes %s here (d tries KVM now).",
-			      smoke.ntests, est_words(&smoke, est, sizeof(est)));
+		s = xasprintf("A smoke run (%zu tests) takes %s here%s.", smoke.ntests,
+			      est_words(&smoke, est, sizeof(est)),
+			      w->trials ? " if KVM works (being tried)" : "");
 	}
 	if (y < maxy - 1) {
 		ui_put(ui, y, 4, 1, slow_here(w) ? R_WARN : R_PASS,
@@ -508,6 +538,8 @@ on_doctor(struct loop *loop, void *data)
 
 	w->doctor_timer = 0;
 	ui->pending--;
+	job_free(w->trials); /* the whole check tries again */
+	w->trials = NULL;
 	loop_mod_fd(ui->loop, 0, 0);
 	if (w->hc_done)
 		hostcheck_release(&w->hc);
@@ -1548,6 +1580,7 @@ wizard_free(struct view *v)
 		loop_del_timer(w->ui->loop, w->ask_timer);
 		w->ui->pending--;
 	}
+	job_free(w->trials);
 	plan_release(&w->plan);
 	free(w->plan_note);
 	if (w->hc_done)
