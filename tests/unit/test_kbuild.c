@@ -1451,6 +1451,7 @@ test_cache_locks(void **state)
 		o.cancel = NULL;
 	}
 	close(h.fd);
+	event_bus_release(&bus);
 	kernel_release(&k);
 	kernel_needs_release(&needs);
 	strvec_clear(&seen.details);
