@@ -4,6 +4,8 @@
  */
 #include "run/inventory.h"
 
+#include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +49,131 @@ inventory_trials_start(struct loop *loop, const struct profiles *prof,
 	o.on_done = done;
 	o.data = data;
 	return job_start(loop, &o, out);
+}
+
+#define PROBE_ANSWER_MAX (64 * 1024)
+
+struct probe_ask {
+	struct job *job;
+	char *backend;
+	const struct plan *plan; /* read by the worker only, in its copy */
+	struct strbuf out;
+	bool over;
+	void (*done)(void *data, struct backend_probe *probe);
+	void *data;
+};
+
+static json_t *
+str_or_null(const char *s)
+{
+	json_t *v = s ? json_string(s) : NULL;
+
+	return v ? v : json_null();
+}
+
+/* In the worker: the probe, as one JSON object on stdout. */
+static int
+probe_worker(void *arg)
+{
+	struct probe_ask *a = arg;
+	struct backend_probe p;
+	json_t *j;
+	char *text;
+
+	inventory_probe(a->backend, a->plan, &p);
+	j = json_pack("{s:b,s:b,s:o,s:o,s:o}", "usable", p.usable, "slow", p.slow, "summary",
+		      str_or_null(p.summary), "why", str_or_null(p.why), "fix", str_or_null(p.fix));
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	if (text)
+		fputs(text, stdout);
+	free(text);
+	json_decref(j);
+	return text ? 0 : 1;
+}
+
+static void
+probe_bytes(void *data, const char *buf, size_t len)
+{
+	struct probe_ask *a = data;
+
+	if (a->out.len + len > PROBE_ANSWER_MAX)
+		a->over = true;
+	else
+		strbuf_add(&a->out, buf, len);
+}
+
+static char *
+json_dup(json_t *obj, const char *key)
+{
+	const char *v = json_string_value(json_object_get(obj, key));
+
+	return v ? xstrdup(v) : NULL;
+}
+
+static void
+probe_done(void *data, const struct job_result *r)
+{
+	struct probe_ask *a = data;
+	json_t *j = a->over ? NULL : json_loads(a->out.buf ? a->out.buf : "", 0, NULL);
+	struct backend_probe p = { 0 };
+
+	if (json_is_object(j) && json_is_string(json_object_get(j, "summary"))) {
+		p.usable = json_is_true(json_object_get(j, "usable"));
+		p.slow = json_is_true(json_object_get(j, "slow"));
+		p.summary = json_dup(j, "summary");
+		p.why = json_dup(j, "why");
+		p.fix = json_dup(j, "fix");
+	} else {
+		char how[128];
+
+		p.summary = xstrdup("cannot tell: the probe did not answer");
+		p.why = xasprintf("the probe of '%s' %s", a->backend,
+				  child_exit_str(&r->exit, how, sizeof(how)));
+	}
+	json_decref(j);
+	a->done(a->data, &p);
+	inventory_probe_stop(a);
+}
+
+enum status
+inventory_probe_start(struct loop *loop, const char *backend, const struct plan *plan,
+		      void (*done)(void *data, struct backend_probe *probe), void *data,
+		      struct probe_ask **out)
+{
+	struct job_opts o = JOB_OPTS_INIT;
+	struct probe_ask *a = xcalloc(1, sizeof(*a));
+	enum status rc;
+
+	a->backend = xstrdup(backend);
+	a->plan = plan;
+	a->done = done;
+	a->data = data;
+	strbuf_init(&a->out);
+	o.fn = probe_worker;
+	o.fn_arg = a;
+	o.fn_name = "the backend's probe";
+	o.stderr_apart = true;
+	o.on_bytes = probe_bytes;
+	o.on_done = probe_done;
+	o.data = a;
+	rc = job_start(loop, &o, &a->job);
+	if (rc != OK) {
+		inventory_probe_stop(a);
+		return rc;
+	}
+	*out = a;
+	return OK;
+}
+
+void
+inventory_probe_stop(struct probe_ask *a)
+{
+	if (!a)
+		return;
+	job_free(a->job);
+	strbuf_release(&a->out);
+	free(a->backend);
+	free(a);
 }
 
 void

@@ -49,6 +49,20 @@ enum status inventory_trials_start(struct loop *loop, const struct profiles *pro
 void inventory_probe(const char *backend, const struct plan *plan, struct backend_probe *out);
 
 /*
+ * The same in a worker, for a front end on the loop (a probe may wait on a
+ * network: an ssh handshake, a REST call): done(data, probe) comes from the
+ * loop with the answer, which the callee then owns (backend_probe_release);
+ * when the worker fails its summary says "cannot tell" and why. *out is
+ * the question, valid until done is called; inventory_probe_stop() drops
+ * it before that (done is not called then).
+ */
+struct probe_ask;
+enum status inventory_probe_start(struct loop *loop, const char *backend, const struct plan *plan,
+				  void (*done)(void *data, struct backend_probe *probe), void *data,
+				  struct probe_ask **out);
+void inventory_probe_stop(struct probe_ask *a);
+
+/*
  * The kernels for plan's architecture, each checked against what plan's
  * configurations and debug options need (when prof is not NULL). ERR_* with
  * the message when they cannot be listed.

@@ -68,6 +68,7 @@ struct wizard {
 	bool hc_done, hc_full;
 	struct backend_probe probe; /* the chosen backend's */
 	bool probed;
+	struct probe_ask *probe_ask; /* it, being asked (a worker) */
 
 	/* kernel */
 	struct kernel_list kl;
@@ -81,7 +82,9 @@ struct wizard {
 	/* backend */
 	const char *const *backends;
 	size_t nbackends;
-	struct backend_probe *probes;
+	struct backend_probe *probes; /* every backend's, for step 4 */
+	struct probe_ask **asks;      /* those being asked; NULL once answered */
+	struct wizard_slot *slots;    /* what each answer's callback gets */
 	struct listpos lp_backend;
 
 	/* tests */
@@ -156,6 +159,37 @@ chosen_backend(struct wizard *w)
 
 static void forget_probes(struct wizard *w);
 
+struct wizard_slot {
+	struct wizard *w;
+	size_t i;
+};
+
+/* The chosen backend's probe answered (from its worker). */
+static void
+on_probe(void *data, struct backend_probe *p)
+{
+	struct wizard *w = data;
+
+	w->probe_ask = NULL;
+	w->ui->pending--;
+	w->probe = *p;
+	w->probed = true;
+	ui_dirty(w->ui);
+}
+
+/* One backend's probe of step 4 answered. */
+static void
+on_slot_probe(void *data, struct backend_probe *p)
+{
+	struct wizard_slot *s = data;
+	struct wizard *w = s->w;
+
+	w->asks[s->i] = NULL;
+	w->ui->pending--;
+	w->probes[s->i] = *p;
+	ui_dirty(w->ui);
+}
+
 /* The background trials ended: their verdicts are kept, the quick check reads them. */
 static void
 on_trials(void *data, const struct job_result *r)
@@ -185,9 +219,16 @@ load_welcome(struct ui *ui, struct wizard *w)
 							    &w->trials) != OK)
 			error_clear();
 	}
-	if (!w->probed && chosen_backend(w)) {
-		inventory_probe(w->plan.backend ? w->plan.backend : "qemu", &w->plan, &w->probe);
-		w->probed = true;
+	if (!w->probed && !w->probe_ask && chosen_backend(w)) {
+		if (inventory_probe_start(ui->loop, w->plan.backend ? w->plan.backend : "qemu",
+					  &w->plan, on_probe, w, &w->probe_ask) == OK) {
+			ui->pending++;
+		} else {
+			w->probe = (struct backend_probe){ .summary = xasprintf("cannot tell: %s",
+										error_msg()) };
+			error_clear();
+			w->probed = true;
+		}
 	}
 }
 
@@ -213,26 +254,60 @@ load_kernels(struct ui *ui, struct wizard *w)
 static void
 forget_probes(struct wizard *w)
 {
+	if (w->probe_ask) {
+		inventory_probe_stop(w->probe_ask);
+		w->probe_ask = NULL;
+		w->ui->pending--;
+	}
 	if (w->probed)
 		backend_probe_release(&w->probe);
 	w->probed = false;
-	for (size_t i = 0; w->probes && i < w->nbackends; i++)
+	for (size_t i = 0; w->probes && i < w->nbackends; i++) {
+		if (w->asks[i]) {
+			inventory_probe_stop(w->asks[i]);
+			w->ui->pending--;
+		}
 		backend_probe_release(&w->probes[i]);
+	}
 	free(w->probes);
+	free(w->asks);
+	free(w->slots);
 	w->probes = NULL;
+	w->asks = NULL;
+	w->slots = NULL;
 }
 
+/* Step 4's probes: each backend's asked at once, answers drawn as they come. */
 static void
 load_probes(struct wizard *w)
 {
+	struct ui *ui = w->ui;
+
 	if (w->probes)
 		return;
 	w->backends = backend_names();
 	for (w->nbackends = 0; w->backends[w->nbackends]; w->nbackends++)
 		;
 	w->probes = xcalloc(w->nbackends + 1, sizeof(*w->probes));
-	for (size_t i = 0; i < w->nbackends; i++)
-		inventory_probe(w->backends[i], &w->plan, &w->probes[i]);
+	w->asks = xcalloc(w->nbackends + 1, sizeof(*w->asks));
+	w->slots = xcalloc(w->nbackends + 1, sizeof(*w->slots));
+	for (size_t i = 0; i < w->nbackends; i++) {
+		w->slots[i] = (struct wizard_slot){ w, i };
+		if (inventory_probe_start(ui->loop, w->backends[i], &w->plan, on_slot_probe,
+					  &w->slots[i], &w->asks[i]) == OK) {
+			ui->pending++;
+		} else {
+			w->probes[i].summary = xasprintf("cannot tell: %s", error_msg());
+			error_clear();
+		}
+	}
+}
+
+/* Backend i's probe has not answered yet. */
+static bool
+probe_pending(const struct wizard *w, size_t i)
+{
+	return w->asks && w->asks[i];
 }
 
 static void
@@ -372,7 +447,7 @@ ask(struct ui *ui, struct wizard *w)
 static bool
 welcome_known(struct wizard *w)
 {
-	return w->hc_done && (w->probed || !chosen_backend(w));
+	return w->hc_done && (w->probed || w->probe_ask || !chosen_backend(w));
 }
 
 /* ---- drawing helpers ---- */
@@ -836,6 +911,12 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 		ui_put(ui, y, 15, ui->cols - 16, sel ? R_SEL : R_NORMAL,
 		       ops && ops->description ? ops->description : "");
 		y++;
+		if (probe_pending(w, i)) {
+			ui_put(ui, y, 6, 1, R_DIM, ui->g.running);
+			ui_put(ui, y++, 8, ui->cols - 9, R_DIM, "checking...");
+			y++;
+			continue;
+		}
 		ui_put(ui, y, 6, 1, pr->usable ? (pr->slow ? R_WARN : R_PASS) : R_FAIL,
 		       pr->usable ? (pr->slow ? ui->g.warn : ui->g.ok) : ui->g.no);
 		ui_put(ui, y++, 8, ui->cols - 9, R_NORMAL, pr->summary ? pr->summary : "");
@@ -1482,6 +1563,11 @@ wizard_key(struct ui *ui, struct view *v, int key)
 			w->prompt = P_SHARDS;
 			lineedit_set(&w->le, w->plan.shards ? buf : "auto");
 		} else if (key == K_ENTER && w->lp_backend.sel < w->nbackends) {
+			if (probe_pending(w, w->lp_backend.sel)) {
+				ui_msg(ui, false, "still checking whether '%s' can run here",
+				       w->backends[w->lp_backend.sel]);
+				return REACT_REDRAW;
+			}
 			if (!w->probes[w->lp_backend.sel].usable) {
 				ui_msg(ui, true, "'%s' cannot run here: %s",
 				       w->backends[w->lp_backend.sel],
