@@ -22,6 +22,7 @@
  *	backend_check_options(plan);              at plan time: unknown keys,
  *	                                          bad values, with the fix
  *	backend_probe(ops, plan, &probe);         usable here? why not, the fix
+ *	                                          (front ends: in a worker)
  *	backend_doctor(ops, loop, &o, v, max);    `fswb doctor`: beyond ops->programs
  *	backend_prepare(ops, loop, plan, &run);   run-wide artifacts (an image
  *	                                          upload); nothing for local ones
@@ -230,7 +231,9 @@ struct backend_ops {
 
 	/*
 	 * Required. Fill *out; return OK even when not usable (out says why).
-	 * Quick: it may look at files and programs, never boot anything.
+	 * A front end asks it in a worker (run/inventory.h), so it may wait on
+	 * a network (a handshake, a REST call) for a few seconds; it never
+	 * boots or changes anything.
 	 */
 	enum status (*probe)(const struct plan *plan, struct backend_probe *out);
 
