@@ -12,6 +12,7 @@
 
 #include "backends/backend.h"
 #include "cmd/cmd.h"
+#include "core/jread.h"
 #include "core/loop.h"
 #include "core/paths.h"
 #include "core/profile.h"
@@ -35,12 +36,6 @@ static const char *
 family_name(enum hc_family f)
 {
 	return f == HC_FAMILY_DEBIAN ? "debian" : f == HC_FAMILY_FEDORA ? "fedora" : "unknown";
-}
-
-static json_t *
-json_str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
 }
 
 static void

@@ -219,6 +219,22 @@ jread_object(struct jreader *r, json_t *parent, const char *key, json_t **out)
 }
 
 json_t *
+json_str_or_null(const char *s)
+{
+	json_t *v = s ? json_string(s) : NULL;
+
+	return v ? v : json_null();
+}
+
+char *
+json_strdup_member(json_t *obj, const char *key)
+{
+	const char *v = json_string_value(json_object_get(obj, key));
+
+	return v ? xstrdup(v) : NULL;
+}
+
+json_t *
 json_strvec(const struct strvec *sv)
 {
 	json_t *a = json_array();

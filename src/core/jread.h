@@ -25,6 +25,10 @@
 
 /* A new JSON array of sv's strings. */
 json_t *json_strvec(const struct strvec *sv);
+/* s as a JSON string, or null when s is NULL (or not UTF-8). */
+json_t *json_str_or_null(const char *s);
+/* A copy of obj's string member key, or NULL when it is missing or not a string. */
+char *json_strdup_member(json_t *obj, const char *key);
 
 struct jreader {
 	const char *source;

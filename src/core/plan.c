@@ -184,12 +184,6 @@ plan_backend_opt(const struct plan *plan, const char *key)
 
 /* ---- JSON out ---- */
 
-static json_t *
-json_str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 /*
  * Backend options that name a program to run (qemu=PATH): taken from the
  * command line only. A plan file is data: it cannot name a program, so

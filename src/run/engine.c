@@ -663,12 +663,6 @@ prep_on_term(struct loop *loop, int signo, void *data)
 	((struct engine *)data)->interrupted = true;
 }
 
-static json_t *
-json_str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 /* The worker: both stages, on its own loop; its exit status says how they went. */
 static int
 prepare_worker(void *data)
@@ -707,14 +701,6 @@ prepare_worker(void *data)
 	return rc == OK ? 0 : 1;
 }
 
-static char *
-json_dup(json_t *obj, const char *key)
-{
-	const char *v = json_string_value(json_object_get(obj, key));
-
-	return v ? xstrdup(v) : NULL;
-}
-
 static void
 prep_take_result(struct engine *e, const char *text)
 {
@@ -726,16 +712,16 @@ prep_take_result(struct engine *e, const char *text)
 	if (json_is_object(k)) {
 		kernel_init(&e->kernel);
 		e->have_kernel = true;
-		e->kernel.version = json_dup(k, "version");
-		e->kernel.image = json_dup(k, "image");
-		e->kernel.modules = json_dup(k, "modules");
-		e->kernel.config = json_dup(k, "config");
+		e->kernel.version = json_strdup_member(k, "version");
+		e->kernel.image = json_strdup_member(k, "image");
+		e->kernel.modules = json_strdup_member(k, "modules");
+		e->kernel.config = json_strdup_member(k, "config");
 	}
 	if (json_is_string(json_object_get(r, "appliance"))) {
 		e->have_appliance = true;
-		e->appliance.image = json_dup(r, "appliance");
+		e->appliance.image = json_strdup_member(r, "appliance");
 	}
-	e->initrd = json_dup(r, "initrd");
+	e->initrd = json_strdup_member(r, "initrd");
 	e->prep_result = true;
 	json_decref(r);
 }

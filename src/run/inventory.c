@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jread.h"
 #include "core/paths.h"
 #include "core/rundir.h"
 #include "run/plan_check.h"
@@ -63,14 +64,6 @@ struct probe_ask {
 	void *data;
 };
 
-static json_t *
-str_or_null(const char *s)
-{
-	json_t *v = s ? json_string(s) : NULL;
-
-	return v ? v : json_null();
-}
-
 /* In the worker: the probe, as one JSON object on stdout. */
 static int
 probe_worker(void *arg)
@@ -82,7 +75,8 @@ probe_worker(void *arg)
 
 	inventory_probe(a->backend, a->plan, &p);
 	j = json_pack("{s:b,s:b,s:o,s:o,s:o}", "usable", p.usable, "slow", p.slow, "summary",
-		      str_or_null(p.summary), "why", str_or_null(p.why), "fix", str_or_null(p.fix));
+		      json_str_or_null(p.summary), "why", json_str_or_null(p.why), "fix",
+		      json_str_or_null(p.fix));
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	if (text)
 		fputs(text, stdout);
@@ -102,14 +96,6 @@ probe_bytes(void *data, const char *buf, size_t len)
 		strbuf_add(&a->out, buf, len);
 }
 
-static char *
-json_dup(json_t *obj, const char *key)
-{
-	const char *v = json_string_value(json_object_get(obj, key));
-
-	return v ? xstrdup(v) : NULL;
-}
-
 static void
 probe_done(void *data, const struct job_result *r)
 {
@@ -120,9 +106,9 @@ probe_done(void *data, const struct job_result *r)
 	if (json_is_object(j) && json_is_string(json_object_get(j, "summary"))) {
 		p.usable = json_is_true(json_object_get(j, "usable"));
 		p.slow = json_is_true(json_object_get(j, "slow"));
-		p.summary = json_dup(j, "summary");
-		p.why = json_dup(j, "why");
-		p.fix = json_dup(j, "fix");
+		p.summary = json_strdup_member(j, "summary");
+		p.why = json_strdup_member(j, "why");
+		p.fix = json_strdup_member(j, "fix");
 	} else {
 		char how[128];
 
