@@ -25,10 +25,13 @@ static const char *const dpkg_excludes[] = {
 };
 
 enum step_kind {
-	STEP_RUN,     /* args: a command run in the root filesystem */
-	STEP_SYNC_IN, /* args: SRC DST: the contents of SRC into DST */
-	STEP_COPY_IN, /* args: FILE... DST: the files into directory DST */
+	STEP_RUN,	 /* args: a command run in the root filesystem */
+	STEP_RUN_NOBODY, /* the same as the unprivileged user nobody (fstests' make) */
+	STEP_SYNC_IN,	 /* args: SRC DST: the contents of SRC into DST */
+	STEP_COPY_IN,	 /* args: FILE... DST: the files into directory DST */
 };
+
+#define NOBODY "65534" /* nobody and nogroup in Debian's base-passwd */
 
 struct step {
 	enum step_kind kind;
@@ -51,6 +54,7 @@ step_add(struct steps *s, enum step_kind kind, const char *label, const char *co
 	st = &s->v[s->n++];
 	st->kind = kind;
 	st->label = label;
+	st->builds = false;
 	strvec_init(&st->args);
 	strvec_pushv(&st->args, args);
 }
@@ -128,13 +132,22 @@ make_steps(const struct inputs *in, const char *stage, const char *fstests, stru
 		 (const char *const[]){ "mkdir", "-p", "/opt/fstests", NULL });
 	step_add(s, STEP_SYNC_IN, "build fstests",
 		 (const char *const[]){ fstests, "/opt/fstests", NULL });
-	step_add(s, STEP_RUN, "build fstests",
-		 (const char *const[]){ "chown", "-R", "0:0", "/opt/fstests", NULL });
+	/*
+	 * fstests' make runs code from the tree (a URL's, maybe anyone's): as
+	 * nobody, never as the host's root, who builds the root filesystem.
+	 */
+	/* a root filesystem's top is 0755 (a private temporary directory's is not) */
+	step_add(s, STEP_RUN, "build fstests", (const char *const[]){ "chmod", "0755", "/", NULL });
 	if (in->build_fstests) {
 		step_add(s, STEP_RUN, "build fstests",
+			 (const char *const[]){ "chown", "-R", NOBODY ":" NOBODY, "/opt/fstests",
+						NULL });
+		step_add(s, STEP_RUN_NOBODY, "build fstests",
 			 (const char *const[]){ "make", "-C", "/opt/fstests", "-j", jobs, NULL });
 		s->v[s->n - 1].builds = true;
 	}
+	step_add(s, STEP_RUN, "build fstests",
+		 (const char *const[]){ "chown", "-R", "0:0", "/opt/fstests", NULL });
 	step_add(s, STEP_RUN, "users",
 		 (const char *const[]){ "useradd", "-m", "-U", "fsgqa", NULL });
 	step_add(s, STEP_RUN, "users",
@@ -169,7 +182,10 @@ hook_text(const struct step *st, struct strbuf *sb)
 	strbuf_reset(sb);
 	switch (st->kind) {
 	case STEP_RUN:
-		strbuf_adds(sb, "chroot \"$1\" ");
+	case STEP_RUN_NOBODY:
+		strbuf_adds(sb, st->kind == STEP_RUN ? "chroot \"$1\" "
+						     : "chroot --userspec=" NOBODY ":" NOBODY
+						       " \"$1\" ");
 		sq_quote_argv(sb, (const char *const *)st->args.v);
 		break;
 	case STEP_SYNC_IN:
@@ -512,7 +528,11 @@ bootstrap_debootstrap(struct runner *r, const struct inputs *in, const struct st
 		begin_step(r);
 		switch (st->kind) {
 		case STEP_RUN:
-			strvec_pushv(&cmd, (const char *const[]){ "chroot", root, NULL });
+		case STEP_RUN_NOBODY:
+			strvec_push(&cmd, "chroot");
+			if (st->kind == STEP_RUN_NOBODY)
+				strvec_push(&cmd, "--userspec=" NOBODY ":" NOBODY);
+			strvec_push(&cmd, root);
 			strvec_pushv(&cmd, (const char *const *)st->args.v);
 			rc = ap_run(r, (const char *const *)cmd.v,
 				    (const char *const[]){ "LC_ALL=C", NULL });

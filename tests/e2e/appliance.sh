@@ -86,10 +86,12 @@ mkdir -p "$cache"
 
 # fstests from a git repository (file:// URL): the clone path. The
 # repository is made once (a fixed date, so the commit is the same every time).
-repo=$shared/test-fstests-repo
+# Its Makefile's build says who ran it: fstests' make never runs as root.
+repo=$shared/test-fstests-repo-make
 if [ ! -d "$repo/.git" ]; then
 	rm -rf "$repo"
 	cp -a "$mini" "$repo"
+	printf 'all:\n\tid -u >built-by\n' >"$repo/Makefile"
 	git -C "$repo" init -q
 	git -C "$repo" add -A
 	GIT_AUTHOR_DATE=2025-01-01T00:00:00Z GIT_COMMITTER_DATE=2025-01-01T00:00:00Z \
@@ -97,7 +99,7 @@ if [ ! -d "$repo/.git" ]; then
 fi
 head=$(git -C "$repo" rev-parse HEAD)
 url=file://$repo
-tiny=(--fstests-src "$url" --packages mount)
+tiny=(--fstests-src "$url" --packages mount,make)
 if [ "$("$FSWB" appliance build --dry-run --json "${tiny[@]}" 2>/dev/null | jq -r .cached)" = true ]; then
 	cold=false
 	echo "# the tiny appliance is cached: reusing it"
@@ -158,6 +160,10 @@ check "fstests is in /opt/fstests, check executable (0755)" \
 	grep -q "Mode:  0755" <(debugfs -R "stat /opt/fstests/check" "$img" 2>/dev/null)
 check "/opt/fstests is the commit asked for" \
 	cmp <(debugfs -R "cat /opt/fstests/check" "$img" 2>/dev/null) <(git -C "$repo" show HEAD:check)
+check "fstests' make ran as nobody, not root" \
+	test "$(debugfs -R "cat /opt/fstests/built-by" "$img" 2>/dev/null)" = 65534
+check "and what it built belongs to root in the image" \
+	grep -qE "User: +0 +Group: +0" <(debugfs -R "stat /opt/fstests/built-by" "$img" 2>/dev/null)
 check "/opt/fstests has no .git" \
 	bash -c "! debugfs -R 'stat /opt/fstests/.git' '$img' 2>/dev/null | grep -q Inode"
 check "mount is in (the package list was used)" \
@@ -223,8 +229,8 @@ check "and is still reused" grep -q "^appliance $id reused" <<<"$out"
 if [ "$(id -u)" -eq 0 ]; then
 	for mode in unshare debootstrap; do
 		# another package list for unshare, so that it is its own appliance
-		pk=mount
-		[ "$mode" = unshare ] && pk=mount,bc
+		pk=mount,make
+		[ "$mode" = unshare ] && pk=mount,make,bc
 		start=$SECONDS
 		out=$(FSWB_APPLIANCE_MODE=$mode "$FSWB" appliance build --json \
 			--fstests-src "$url" --packages "$pk" 2>"$T/$mode.err")
@@ -237,6 +243,10 @@ if [ "$(id -u)" -eq 0 ]; then
 		check "$mode: fswb-init belongs to root, mode 0755" bash -c \
 			"debugfs -R 'stat /usr/local/sbin/fswb-init' '$mimg' 2>/dev/null | grep -q 'Mode:  0755' &&
 			 debugfs -R 'stat /usr/local/sbin/fswb-init' '$mimg' 2>/dev/null | grep -qE 'User: +0 +Group: +0'"
+		check "$mode: the root directory is 0755" \
+			grep -q "Mode:  0755" <(debugfs -R "stat /" "$mimg" 2>/dev/null)
+		check "$mode: fstests' make ran as nobody" \
+			test "$(debugfs -R "cat /opt/fstests/built-by" "$mimg" 2>/dev/null)" = 65534
 		check "$mode: user 123456-fsgqa exists" \
 			grep -q "^123456-fsgqa:" <(debugfs -R "cat /etc/passwd" "$mimg" 2>/dev/null)
 		check "$mode: nothing half-built is left" \
