@@ -258,7 +258,7 @@ start_shell(struct loop *loop, void *data)
 	struct control *c = data;
 
 	if (!c->relay && engine_shell_fd(c->e) >= 0)
-		c->relay = shell_relay_start(loop, c->e, NULL, NULL);
+		c->relay = shell_relay_start(loop, c->e, false, NULL, NULL);
 }
 
 static void

@@ -165,6 +165,7 @@ struct engine {
 
 	/* the shell after the tests (plan.shell), in the last guest */
 	struct shard *shell_shard;
+	bool looking;		 /* the shell is a look into a guest whose tests run */
 	int shell_fd;		 /* the front end's end of the shell, or -1 */
 	int shell_mine;		 /* ours: relayed to and from the session's shell stream */
 	struct strbuf shell_out; /* shell output the front end has not read yet */
@@ -1852,6 +1853,15 @@ shell_close(struct engine *e)
 	strbuf_reset(&e->shell_out);
 }
 
+/* The look ends: its guest goes on with its tests. */
+static void
+look_end(struct engine *e)
+{
+	shell_close(e);
+	e->looking = false;
+	e->shell_shard = NULL;
+}
+
 /* The front end's keys to the session; the session's output to the front end. */
 static void
 on_shell_fd(struct loop *loop, int fd, short revents, void *data)
@@ -2085,6 +2095,8 @@ on_agent_msg(const struct agent_msg *m, void *data)
 	case AGENT_EXIT:
 		if (sh->phase != PH_TESTS || sh->got_exit)
 			break;
+		if (e->looking && e->shell_shard == sh)
+			look_end(e); /* the agent stopped the look with check */
 		check_exited(sh, (int)m->value);
 		break;
 	default:
@@ -2177,6 +2189,7 @@ shard_done(struct shard *sh)
 	close_fd(&sh->result_fd);
 	if (e->shell_shard == sh) {
 		shell_close(e);
+		e->looking = false;
 		e->shell_shard = NULL;
 	}
 	line_asm_reset(&sh->out_line);
@@ -2709,6 +2722,30 @@ engine_shell_fd(const struct engine *e)
 	return e->shell_fd;
 }
 
+enum status
+engine_look(struct engine *e)
+{
+	struct shard *sh = NULL;
+	enum status rc;
+
+	if (e->shell_fd >= 0)
+		return error(ERR_BUSY, "a shell in a guest is open already");
+	for (unsigned i = 0; i < e->nshards && !sh; i++)
+		if (e->shards[i].session && e->shards[i].phase == PH_TESTS &&
+		    e->shards[i].current_test)
+			sh = &e->shards[i];
+	if (!sh)
+		return error(ERR_UNSUPPORTED, "no test is running in a guest now");
+	if (!(e->backend->caps & BACKEND_SHELL))
+		return error(ERR_UNSUPPORTED, "the '%s' backend gives no shell in its machines",
+			     e->backend->name);
+	rc = shell_open(sh);
+	if (rc != OK)
+		return rc;
+	e->looking = true;
+	return OK;
+}
+
 void
 engine_shell_end(struct engine *e)
 {
@@ -2716,6 +2753,10 @@ engine_shell_end(struct engine *e)
 
 	if (e->shell_fd < 0)
 		return;
+	if (e->looking) {
+		look_end(e);
+		return;
+	}
 	shell_close(e);
 	stage_end(e, sh, "shell", OK, NULL);
 	if (sh && sh->session && sh->phase == PH_SHELL)

@@ -81,7 +81,15 @@ int engine_exit_code(const struct engine *e);
 const char *engine_run_dir(const struct engine *e);
 /* The shell in the guest (plan.shell), a byte stream both ways; -1 when there is none. */
 int engine_shell_fd(const struct engine *e);
-/* Done with the shell: close it and power the guest off. */
+/*
+ * A look into the guest of a running test (the agent keeps a shell as the
+ * unprivileged user fsgqa on the shell port while check runs): its stream
+ * is engine_shell_fd() until engine_shell_end() or the end of the guest's
+ * check, and the tests go on meanwhile. ERR_UNSUPPORTED naming why when no
+ * test runs in a guest or its backend gives no shell.
+ */
+enum status engine_look(struct engine *e);
+/* Done with the shell: close it and power the guest off (a look: just close it). */
 void engine_shell_end(struct engine *e);
 void engine_free(struct engine *e);
 

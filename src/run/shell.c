@@ -28,6 +28,7 @@ struct shell_relay {
 	uint64_t watch;	      /* the guest going away is seen by this timer */
 	void (*on_end)(void *data);
 	void *data;
+	bool look; /* a look into a guest whose tests go on */
 };
 
 /* The terminal back, the guest powered off, then on_end (call = false: not). */
@@ -43,7 +44,8 @@ relay_end(struct shell_relay *r, bool call)
 	if (r->raw)
 		tcsetattr(STDIN_FILENO, TCSAFLUSH, &r->saved);
 	strbuf_release(&r->window);
-	printf("\r\nfswb: leaving the guest's shell; powering it off\n");
+	printf(r->look ? "\r\nfswb: leaving the look into the guest; its tests go on\n"
+		       : "\r\nfswb: leaving the guest's shell; powering it off\n");
 	fflush(stdout);
 	engine_shell_end(r->e);
 	if (call && r->on_end)
@@ -122,11 +124,13 @@ on_watch(struct loop *loop, void *data)
 }
 
 struct shell_relay *
-shell_relay_start(struct loop *loop, struct engine *e, void (*on_end)(void *data), void *data)
+shell_relay_start(struct loop *loop, struct engine *e, bool look, void (*on_end)(void *data),
+		  void *data)
 {
 	struct shell_relay *r = xcalloc(1, sizeof(*r));
 
 	r->e = e;
+	r->look = look;
 	r->loop = loop;
 	r->fd = engine_shell_fd(e);
 	r->on_end = on_end;

@@ -15,12 +15,13 @@
 struct shell_relay;
 
 /*
- * Start relaying (engine_shell_fd(e) >= 0) on the loop. When it ends, the
+ * Start relaying (engine_shell_fd(e) >= 0) on the loop; look: the shell is
+ * engine_look()'s, whose guest goes on with its tests. When it ends, the
  * terminal is as it was, engine_shell_end(e) was called, and on_end(data)
  * (may be NULL) is called from the loop; free the relay after that, not
  * from on_end. stdin must not be watched by anything else meanwhile.
  */
-struct shell_relay *shell_relay_start(struct loop *loop, struct engine *e,
+struct shell_relay *shell_relay_start(struct loop *loop, struct engine *e, bool look,
 				      void (*on_end)(void *data), void *data);
 bool shell_relay_ended(const struct shell_relay *r);
 /* End it (on_end is not called) when it goes on, and free it. NULL is fine. */

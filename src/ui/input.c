@@ -226,6 +226,11 @@ ui_serve_requests(struct ui *ui)
 		case UI_REQ_TEST_AGAIN:
 			ui_run_test_again(ui, r.run_dir, r.config, r.test, r.shell);
 			break;
+		case UI_REQ_LOOK:
+			if (ui->screen_away || !ui_run_look(ui))
+				break;
+			/* its shell has the terminal now */
+			__attribute__((fallthrough));
 		case UI_REQ_SHELL:
 			if (!ui->screen_away) {
 				screen_leave(ui);

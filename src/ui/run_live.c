@@ -27,6 +27,7 @@ struct live_run {
 	uint64_t shell_timer;
 	uint64_t baseline_timer;
 	struct shell_relay *relay; /* the shell on the terminal, or NULL */
+	bool looking;		   /* it is a look (engine_look) */
 	struct plan *remember;	   /* saved as the last plan at the first test's start */
 	struct live_run *older;	   /* runs that ended before this one */
 };
@@ -40,7 +41,21 @@ on_tick(struct loop *loop, void *data)
 static void
 shell_ended(void *data)
 {
-	ui_want_screen_back(data);
+	struct ui *ui = data;
+
+	if (ui->live)
+		ui->live->looking = false;
+	ui_want_screen_back(ui);
+}
+
+/* A relay that has ended (a look the user left) makes way for the next. */
+static void
+drop_ended_relay(struct live_run *lr)
+{
+	if (lr && lr->relay && shell_relay_ended(lr->relay)) {
+		shell_relay_free(lr->relay);
+		lr->relay = NULL;
+	}
 }
 
 bool
@@ -48,11 +63,34 @@ ui_run_shell(struct ui *ui)
 {
 	struct live_run *lr = ui->live;
 
+	drop_ended_relay(lr);
 	if (!lr || lr->relay || engine_shell_fd(lr->e) < 0)
 		return false;
-	printf("fswb: a shell in the guest of this run; 'exit' or Ctrl-] ends it and goes back\n");
+	if (lr->looking)
+		printf("fswb: a look into the guest while its test runs, as the user fsgqa, who "
+		       "cannot disturb it; press Enter for a prompt; 'exit' or Ctrl-] goes back\n");
+	else
+		printf("fswb: a shell in the guest of this run; 'exit' or Ctrl-] ends it and goes "
+		       "back\n");
 	fflush(stdout);
-	lr->relay = shell_relay_start(ui->loop, lr->e, shell_ended, ui);
+	lr->relay = shell_relay_start(ui->loop, lr->e, lr->looking, shell_ended, ui);
+	return true;
+}
+
+bool
+ui_run_look(struct ui *ui)
+{
+	struct live_run *lr = ui->live;
+
+	drop_ended_relay(lr);
+	if (!lr || lr->relay || lr->ended)
+		return false;
+	if (engine_look(lr->e) != OK) {
+		ui_msg(ui, true, "cannot look into the guest: %s", error_msg());
+		error_clear();
+		return false;
+	}
+	lr->looking = true;
 	return true;
 }
 

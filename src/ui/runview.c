@@ -610,6 +610,7 @@ runview_draw(struct ui *ui, struct view *v)
 		{ "f", "follow", 'f' },
 		{ "l", "log", 'l' },
 		{ "c", "console", 'c' },
+		{ "s", "look in", 's' },
 		{ "?", "docs", '?' },
 		{ "q", "stop", 'q' },
 	};
@@ -804,6 +805,10 @@ runview_key(struct ui *ui, struct view *v, int key)
 		}
 		return REACT_REDRAW;
 	case 's':
+		if (rv->live && ui_run_active(ui)) {
+			ui_want_look(ui); /* the guest of the running test, as fsgqa */
+			return REACT_REDRAW;
+		}
 		if (rv->lp.sel < m->ntests) {
 			if (ui_run_active(ui)) {
 				ui_msg(ui, true, "a run is going: open a shell when it has ended");

@@ -215,6 +215,12 @@ ui_want_test_again(struct ui *ui, const char *run_dir, const char *config, const
 }
 
 void
+ui_want_look(struct ui *ui)
+{
+	request(ui, UI_REQ_LOOK, NULL, NULL, NULL, NULL, false);
+}
+
+void
 ui_want_shell(struct ui *ui)
 {
 	request(ui, UI_REQ_SHELL, NULL, NULL, NULL, NULL, false);

@@ -109,6 +109,7 @@ enum ui_request_kind {
 	UI_REQ_RUN_STOP,    /* stop the live run */
 	UI_REQ_TEST_AGAIN,  /* run test of config again (run_dir's plan), with the shell or not */
 	UI_REQ_SHELL,	    /* the live run's shell is waiting: give it the terminal */
+	UI_REQ_LOOK,	    /* a look into the guest of the live run's test (engine_look) */
 	UI_REQ_SCREEN_BACK, /* the shell ended: the terminal is the TUI's again */
 };
 
@@ -233,6 +234,7 @@ const struct profiles *ui_profiles(struct ui *ui);
 bool ui_run_active(const struct ui *ui);
 /* Requests (see struct ui_request); strings are copied. */
 void ui_want_docs(struct ui *ui, const char *page); /* page: NULL for the index */
+void ui_want_look(struct ui *ui);
 void ui_want_docs_search(struct ui *ui, const char *query);
 void ui_want_history(struct ui *ui);
 void ui_want_run_stop(struct ui *ui);
@@ -306,6 +308,8 @@ bool ui_run_test_again(struct ui *ui, const char *run_dir, const char *config, c
  * when there is none; when it ends, ui_want_screen_back().
  */
 bool ui_run_shell(struct ui *ui);
+/* A look into the guest of the running test (engine_look): false, with a message, when none. */
+bool ui_run_look(struct ui *ui);
 /* Free the live runs (a live run is stopped and waited for first: see ui.c). */
 void ui_run_free(struct ui *ui);
 

@@ -66,11 +66,47 @@ ui_keys h
 check_screen "history: the run" "1 failed"
 ui_keys q
 check_screen "q from the history: back to the review" "Enter start"
+
+# a test that never ends: a look into its guest while it runs, then Stop
+ui_keys 5
+check_screen "back at the tests step" "step 5 of 6"
+ui_keys End Enter C-u g e n e r i c / 0 1 1
+check_screen "search: generic/011" "Tests matching 'generic/011': 1"
+ui_keys Enter
+check_screen "review: the hanging test" "generic/011   (1 test)"
+ui_keys Enter
+check_screen "the hanging test starts" "run fstests generic/011" 600
+check_screen "the run view offers a look into the guest" "s look in"
+ui_keys s
+check_screen "s: a look into the guest, said as such" "a look into the guest while its test runs" 30
+ui_keys Enter
+check_screen "the look's prompt says what it is" "[look: fsgqa, read-only]" 30
+ui_keys "id -un; touch /opt/fstests/x" Enter
+check_screen "the look is the unprivileged fsgqa" "fsgqa" 30
+check_screen "which cannot change the test's tree" "Permission denied" 30
+ui_keys "exit" Enter
+check_screen "exit: back to the run view" "run fstests generic/011" 30
+ui_screen >"$T/look.txt"
+check "the test still runs after the look" grep -qE "0/1" "$T/look.txt"
+ui_keys s
+check_screen "a second look" "a look into the guest while its test runs" 30
+ui_keys C-]
+check_screen "Ctrl-] leaves it too" "run fstests generic/011" 30
+ui_keys q
+check_screen "q: the stop question, framed over the run" "Stop the run?" 30
+ui_screen >"$T/stop.txt"
+check "the stop question has its frame" grep -qE "[┌+][─-]+[┐+]" "$T/stop.txt"
+ui_keys y
+check_screen "the run stops; the test says how long it ran" "interrupted after" 120
+for ((i = 0; i < 100 && $(qemus) > 0; i++)); do sleep 0.2; done
+check "no guest is left after the stop" test "$(qemus)" -eq 0
+ui_keys Escape
+check_screen "back to the review" "Enter start"
 ui_keys q
 for ((i = 0; i < 50; i++)); do ui_alive || break; sleep 0.1; done
 check "q on the review leaves the workbench" test "$(_tmux display-message -p -t "$UI_SESSION" '#{pane_dead}')" = 1
-check "the plan of a run whose test started is remembered" \
-	grep -qF '"generic/006"' "$FSWB_HOME/config/last-plan.json"
+check "the plan of the last run whose test started is remembered" \
+	grep -qF '"generic/011"' "$FSWB_HOME/config/last-plan.json"
 check "the run directory has run.json" bash -c "ls '$FSWB_HOME'/data/runs/*/run.json"
 check "run.json has generic/006 failed" bash -c "grep -A3 '\"generic/006\"' '$FSWB_HOME'/data/runs/*/run.json | grep -q '\"fail\"'"
 check "no sanitizer reports" sanitizers_clean

@@ -45,6 +45,9 @@ struct ctx {
 	char *dir;		       /* the run directory */
 	unsigned running, max_running; /* tests running at once */
 	unsigned cancel_running;       /* engine_cancel once this many run at once */
+	bool look;		       /* engine_look at the first test's start */
+	enum status look_rc;
+	char *look_msg;
 };
 
 /* A tree of the fixture's check and tests named "generic/001=pass". */
@@ -153,6 +156,11 @@ on_event(void *data, const struct event *ev)
 		break;
 	case EV_TEST_START:
 		strbuf_addf(&c->log, "start %s\n", ev->u.test_start.test);
+		if (c->look && !c->look_msg) {
+			c->look_rc = engine_look(c->e);
+			c->look_msg = xstrdup(c->look_rc == OK ? "" : error_msg());
+			error_clear();
+		}
 		if (++c->running > c->max_running)
 			c->max_running = c->running;
 		if (c->cancel_running && c->running == c->cancel_running)
@@ -1019,6 +1027,21 @@ test_cancel_in_kernel(void **state)
 	free(tree);
 }
 
+/* A look into a guest needs a backend with a shell: stdio has none, and says so. */
+static void
+test_look_needs_a_shell(void **state)
+{
+	static const char *const tests[] = { "generic/001=pass", NULL };
+	struct ctx c = { .look = true };
+	json_t *root = run_named(&c, tests, 0);
+
+	assert_int_equal(c.look_rc, ERR_UNSUPPORTED);
+	assert_non_null(strstr(c.look_msg, "the 'stdio' backend gives no shell"));
+	assert_status(&c, root, "generic/001", "pass");
+	free(c.look_msg);
+	ctx_release(&c, root);
+}
+
 int
 main(void)
 {
@@ -1034,6 +1057,7 @@ main(void)
 		cmocka_unit_test(test_cancel_in_results),
 		cmocka_unit_test(test_kernel_stage_fails),
 		cmocka_unit_test(test_cancel_in_kernel),
+		cmocka_unit_test(test_look_needs_a_shell),
 		cmocka_unit_test(test_frame_out_of_order),
 		cmocka_unit_test(test_frame_oversized),
 		cmocka_unit_test(test_frame_after_exit),
