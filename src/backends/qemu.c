@@ -224,7 +224,8 @@ qemu_probe(const struct plan *plan, struct backend_probe *out)
 			why = cached;
 			cached = NULL;
 		} else {
-			out->summary = xstrdup("ready: KVM will be tried at the first boot");
+			out->summary = xstrdup(
+				"ready: KVM not known yet (known once a guest boots under it)");
 		}
 	}
 	if (why) {
