@@ -2,15 +2,18 @@
 /*
  * Results: the record of a run, and every form it is kept or found in.
  *
- *	struct run_record	what ran, per config/section, per test
- *	run.json		fswb's own file of it (schema below)
+ *	struct run_record	what ran, per config/section, per test (results.c)
+ *	run.json		fswb's own file of it (schema below; run_json.c)
  *	junit.xml		the same as an xunit report that validates against
  *				fstests' doc/xunit.xsd, shaped like check's result.xml
- *	result.xml		read: check's xunit report (-R xunit)
+ *				(junit.c)
+ *	result.xml		read: check's xunit report (-R xunit; xunit.c)
  *	check.log, check.time	read: check's running log and its test times
+ *				(check_log.c)
  *	results_writer		a listener that builds the record from events and
- *				rewrites run.json after every test
+ *				rewrites run.json after every test (results_writer.c)
  *	results_import()	a record from a results directory or check's stdout
+ *				(results_import.c)
  *
  * run.json (version 1), written atomically (write_file_atomic):
  *
