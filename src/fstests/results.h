@@ -223,10 +223,14 @@ void xunit_info_release(struct xunit_info *info);
 /*
  * Read check's result.xml (or fswb's junit.xml) into rec: one section per
  * <testsuite>, named by its SECTION property (none for "-no-sections-") or
- * its testcases' classname. Handles entities, character references and
- * CDATA; a truncated document gives the testcases that were complete
- * (info->complete false). ERR_PARSE naming source when there is no
- * testsuite at all. info may be NULL.
+ * its testcases' classname. libxml2 parses (xunit.c has how it is kept
+ * safe); a truncated document gives the testcases that were complete
+ * (info->complete false). Errors name source, and the line where there is
+ * one: ERR_PARSE when there is no testsuite at all or the XML is not
+ * well-formed before its end; ERR_INVALID for a testcase fswb refuses (its
+ * name or time), a DOCTYPE, nesting deeper than 64, something larger than
+ * libxml2 takes (10 MB in one attribute), or len over 256 MiB. rec may
+ * hold part of the document after an error. info may be NULL.
  */
 enum status results_read_xunit(const char *text, size_t len, const char *source,
 			       struct run_record *rec, struct xunit_info *info);

@@ -2,8 +2,29 @@
 /*
  * result.xml: check's xunit report (or fswb's junit.xml) read into a run
  * record, robust to a report cut short by a run that stopped.
+ *
+ * libxml2 parses, as a push parser fed in chunks with SAX2 callbacks and no
+ * tree: the report is untrusted (it comes from a test machine or an
+ * imported directory), so
+ *	- the caller caps its size (RESULTS_XML_MAX) before it is read;
+ *	- there is no network (XML_PARSE_NONET), no entity substitution
+ *	  (no XML_PARSE_NOENT), no DTD loading (no XML_PARSE_DTDLOAD) and no
+ *	  lifted limits (no XML_PARSE_HUGE: attribute values and names keep
+ *	  libxml2's caps);
+ *	- a DOCTYPE is refused before its internal subset is read (an xunit
+ *	  report has none, and entity declarations are what billion-laughs and
+ *	  external-entity documents need), and elements nested deeper than
+ *	  XUNIT_DEPTH_MAX are refused;
+ *	- libxml2 prints nothing: its first error is kept and put in fswb's
+ *	  message, with the file and the line.
+ * Only complete elements count: a document cut anywhere gives the testcases
+ * that were closed, and an error that comes only when the input ends is a
+ * cut, not a refusal. Text after the root element is not read.
  */
 #include <ctype.h>
+#include <libxml/SAX2.h>
+#include <libxml/parser.h>
+#include <libxml/xmlerror.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,228 +36,24 @@
 
 /* Bytes kept of one <system-err> or message. */
 #define XML_TEXT_MAX (4u << 20)
+/* An xunit report nests 5 deep (testsuites testsuite testcase failure ...). */
+#define XUNIT_DEPTH_MAX 64
+/* Bytes given to libxml2 at a time. */
+#define XUNIT_CHUNK (64u << 10)
+/* The longest piece of a CDATA section libxml2 is given (see feed_document). */
+#define XUNIT_CDATA_MAX (1u << 20)
 
+/* libxml2 2.12 made the structured error handler's error const. */
+#if LIBXML_VERSION >= 21200
+#define XUNIT_ERROR const xmlError
+#else
+#define XUNIT_ERROR xmlError
+#endif
+
+/* An attribute without a namespace prefix, as the callbacks below see it. */
 struct xml_attr {
 	char *name, *value;
 };
-
-struct xml_handler {
-	void (*start)(void *ctx, const char *name, const struct xml_attr *attrs, size_t n);
-	void (*end)(void *ctx, const char *name);
-	void (*text)(void *ctx, const char *text, size_t len);
-	void *ctx;
-};
-
-static void
-utf8_put(struct strbuf *sb, unsigned long cp)
-{
-	if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		strbuf_addch(sb, '?');
-	else
-		strbuf_add_utf8(sb, cp);
-}
-
-/* Decode entities and character references; unknown ones stay as written. */
-static void
-xml_decode(struct strbuf *sb, const char *s, size_t len)
-{
-	static const struct {
-		const char *name;
-		char ch;
-	} ents[] = {
-		{ "amp", '&' }, { "lt", '<' }, { "gt", '>' }, { "quot", '"' }, { "apos", '\'' }
-	};
-
-	for (size_t i = 0; i < len; i++) {
-		const char *semi;
-		size_t n;
-
-		if (s[i] != '&' || !(semi = memchr(s + i, ';', len - i)) || semi - (s + i) > 12) {
-			strbuf_addch(sb, s[i]);
-			continue;
-		}
-		n = (size_t)(semi - (s + i)) - 1; /* between '&' and ';' */
-		if (n >= 2 && s[i + 1] == '#') {
-			char num[16];
-			char *endp;
-			bool hex = s[i + 2] == 'x' || s[i + 2] == 'X';
-			unsigned long cp;
-
-			memcpy(num, s + i + 2 + hex, n - 1 - hex);
-			num[n - 1 - hex] = '\0';
-			cp = strtoul(num, &endp, hex ? 16 : 10);
-			if (*num && !*endp) {
-				utf8_put(sb, cp);
-				i += n + 1;
-				continue;
-			}
-		} else {
-			size_t k;
-
-			for (k = 0; k < ARRAY_SIZE(ents); k++)
-				if (strlen(ents[k].name) == n &&
-				    !strncmp(s + i + 1, ents[k].name, n))
-					break;
-			if (k < ARRAY_SIZE(ents)) {
-				strbuf_addch(sb, ents[k].ch);
-				i += n + 1;
-				continue;
-			}
-		}
-		strbuf_addch(sb, s[i]);
-	}
-}
-
-static const char *
-find(const char *p, const char *end, const char *what)
-{
-	size_t wl = strlen(what);
-
-	for (; p + wl <= end; p++)
-		if (*p == *what && !memcmp(p, what, wl))
-			return p;
-	return NULL;
-}
-
-/* Parse; true when the root element was closed. */
-static bool
-xml_parse(const char *s, size_t len, const struct xml_handler *h)
-{
-	const char *p = s, *end = s + len;
-	int depth = 0;
-	bool root_closed = false;
-	struct strbuf sb = STRBUF_INIT;
-
-	while (p < end && !root_closed) {
-		if (*p != '<') {
-			const char *lt = memchr(p, '<', (size_t)(end - p));
-			const char *stop = lt ? lt : end;
-
-			if (depth > 0 && h->text) {
-				strbuf_reset(&sb);
-				xml_decode(&sb, p, (size_t)(stop - p));
-				h->text(h->ctx, sb.buf, sb.len);
-			}
-			p = stop;
-			continue;
-		}
-		if (end - p >= 4 && !memcmp(p, "<!--", 4)) {
-			const char *e = find(p + 4, end, "-->");
-
-			if (!e)
-				break;
-			p = e + 3;
-		} else if (end - p >= 9 && !memcmp(p, "<![CDATA[", 9)) {
-			const char *e = find(p + 9, end, "]]>");
-
-			if (!e)
-				break;
-			if (depth > 0 && h->text)
-				h->text(h->ctx, p + 9, (size_t)(e - (p + 9)));
-			p = e + 3;
-		} else if (end - p >= 2 && (p[1] == '?' || p[1] == '!')) {
-			const char *e = find(p + 2, end, p[1] == '?' ? "?>" : ">");
-
-			if (!e)
-				break;
-			p = e + (p[1] == '?' ? 2 : 1);
-		} else if (end - p >= 2 && p[1] == '/') {
-			const char *gt = memchr(p, '>', (size_t)(end - p));
-			char *name;
-
-			if (!gt)
-				break;
-			name = xstrndup(p + 2, (size_t)(gt - p - 2));
-			str_trim(name);
-			if (h->end)
-				h->end(h->ctx, str_trim(name));
-			free(name);
-			if (--depth <= 0)
-				root_closed = true;
-			p = gt + 1;
-		} else {
-			/* <name attr="v" ...> or .../> */
-			const char *q = p + 1;
-			struct xml_attr *attrs = NULL;
-			size_t na = 0, aalloc = 0;
-			char *name;
-			bool empty = false, ok = false;
-
-			while (q < end && !isspace((unsigned char)*q) && *q != '>' && *q != '/')
-				q++;
-			name = xstrndup(p + 1, (size_t)(q - p - 1));
-			for (;;) {
-				const char *ns, *ne, *vs;
-				char quote;
-
-				while (q < end && isspace((unsigned char)*q))
-					q++;
-				if (q >= end)
-					break;
-				if (*q == '>') {
-					ok = true;
-					q++;
-					break;
-				}
-				if (*q == '/' && q + 1 < end && q[1] == '>') {
-					ok = empty = true;
-					q += 2;
-					break;
-				}
-				ns = q;
-				while (q < end && *q != '=' && !isspace((unsigned char)*q) &&
-				       *q != '>')
-					q++;
-				ne = q;
-				while (q < end && isspace((unsigned char)*q))
-					q++;
-				if (q >= end || *q != '=' || ne == ns)
-					break;
-				q++;
-				while (q < end && isspace((unsigned char)*q))
-					q++;
-				if (q >= end || (*q != '"' && *q != '\''))
-					break;
-				quote = *q++;
-				vs = q;
-				while (q < end && *q != quote)
-					q++;
-				if (q >= end)
-					break;
-				ALLOC_GROW(attrs, na + 1, aalloc);
-				attrs[na].name = xstrndup(ns, (size_t)(ne - ns));
-				strbuf_reset(&sb);
-				xml_decode(&sb, vs, (size_t)(q - vs));
-				attrs[na].value = xstrdup(sb.buf);
-				na++;
-				q++;
-			}
-			if (ok && *name) {
-				if (h->start)
-					h->start(h->ctx, name, attrs, na);
-				if (empty) {
-					if (h->end)
-						h->end(h->ctx, name);
-					if (depth == 0)
-						root_closed = true;
-				} else {
-					depth++;
-				}
-			}
-			for (size_t i = 0; i < na; i++) {
-				free(attrs[i].name);
-				free(attrs[i].value);
-			}
-			free(attrs);
-			free(name);
-			if (!ok)
-				break;
-			p = q;
-		}
-	}
-	strbuf_release(&sb);
-	return root_closed;
-}
 
 static const char *
 attr_get(const struct xml_attr *a, size_t n, const char *name)
@@ -245,15 +62,6 @@ attr_get(const struct xml_attr *a, size_t n, const char *name)
 		if (!strcmp(a[i].name, name))
 			return a[i].value;
 	return NULL;
-}
-
-/* Element names without a namespace prefix. */
-static const char *
-local_name(const char *name)
-{
-	const char *c = strchr(name, ':');
-
-	return c ? c + 1 : name;
 }
 
 enum xtext {
@@ -280,14 +88,26 @@ struct xunit_ctx {
 	enum xtext text;
 	struct strbuf err, msg;
 	char *bad; /* the first testcase fswb refuses, and why */
+	/* the XML parser */
+	xmlParserCtxtPtr parser;
+	size_t line0; /* lines skipped before the document */
+	int depth;    /* elements open */
+	/*
+	 * The input is all given: libxml2 now reads what it held back as
+	 * incomplete (and reports the start of a tag that has no end), so
+	 * nothing more is taken, and an error now is a cut.
+	 */
+	bool ending;
+	bool stopped;	 /* the root element closed, or the document was refused */
+	char *refused;	 /* why fswb stopped reading it (a DOCTYPE, deep nesting) */
+	char *xml_error; /* the first error that stopped libxml2, cleaned */
+	int xml_error_line;
+	bool xml_error_at_end; /* it came when the input ended: the report is cut */
 };
 
 static void
-xunit_start(void *data, const char *qname, const struct xml_attr *a, size_t n)
+xunit_start(struct xunit_ctx *x, const char *name, const struct xml_attr *a, size_t n)
 {
-	struct xunit_ctx *x = data;
-	const char *name = local_name(qname);
-
 	if (!strcmp(name, "testsuite")) {
 		const char *t = attr_get(a, n, "time");
 
@@ -362,10 +182,8 @@ xunit_start(void *data, const char *qname, const struct xml_attr *a, size_t n)
 }
 
 static void
-xunit_text(void *data, const char *text, size_t len)
-{
-	struct xunit_ctx *x = data;
-	/* system-out and kernel-log repeat the .full and .dmesg files: not kept */
+xunit_text(struct xunit_ctx *x, const char *text, size_t len)
+{ /* system-out and kernel-log repeat the .full and .dmesg files: not kept */
 	struct strbuf *sb = x->text == XT_ERR ? &x->err : x->text == XT_MSG ? &x->msg : NULL;
 
 	if (!sb || sb->len >= XML_TEXT_MAX)
@@ -435,11 +253,8 @@ failure_words(char *s)
 }
 
 static void
-xunit_end(void *data, const char *qname)
+xunit_end(struct xunit_ctx *x, const char *name)
 {
-	struct xunit_ctx *x = data;
-	const char *name = local_name(qname);
-
 	if (!strcmp(name, "testcase") && x->in_case) {
 		x->in_case = false;
 		x->text = XT_NONE;
@@ -501,6 +316,285 @@ xunit_end(void *data, const char *qname)
 	}
 }
 
+/* ---- libxml2's callbacks ---- */
+
+static int
+parser_line(const struct xunit_ctx *x)
+{
+	return (x->parser ? xmlSAX2GetLineNumber(x->parser) : 0) + (int)x->line0;
+}
+
+/* Stop reading: the root element closed, or the document is refused. */
+static void
+stop(struct xunit_ctx *x, const char *refused)
+{
+	if (refused && !x->refused)
+		x->refused = xasprintf("line %d: %s", parser_line(x), refused);
+	x->stopped = true;
+	xmlStopParser(x->parser);
+}
+
+static void
+sax_doctype(void *data, const xmlChar *name, const xmlChar *external_id, const xmlChar *system_id)
+{
+	stop(data, "a DOCTYPE is not allowed in an xunit report (fswb reads no DTD and no "
+		   "entity declarations)");
+}
+
+/*
+ * An attribute's value as SAX2 gives it. Without entity substitution
+ * libxml2 hands a '&' of the value (written "&amp;" or "&#38;") over as
+ * "&#38;", for a tree builder to parse again; no other '&' can reach here
+ * (a DOCTYPE, where entities would be declared, is refused, and an
+ * undeclared entity is an error), so every "&#38;" is one '&'.
+ */
+static char *
+attr_value(const char *v, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *end = v + len, *amp;
+
+	while ((amp = memchr(v, '&', (size_t)(end - v)))) {
+		strbuf_add(&sb, v, (size_t)(amp - v) + 1);
+		v = amp + 1;
+		if (end - v >= 4 && !memcmp(v, "#38;", 4))
+			v += 4;
+	}
+	strbuf_add(&sb, v, (size_t)(end - v));
+	return strbuf_detach(&sb);
+}
+
+static void
+sax_start(void *data, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri,
+	  int nb_namespaces, const xmlChar **namespaces, int nb_attributes, int nb_defaulted,
+	  const xmlChar **attributes)
+{
+	struct xunit_ctx *x = data;
+	struct xml_attr *a = xcalloc((size_t)nb_attributes + 1, sizeof(*a));
+	size_t n = 0;
+
+	if (x->stopped || x->ending)
+		goto out;
+	if (++x->depth > XUNIT_DEPTH_MAX) {
+		char *why = xasprintf("elements are nested more than %d deep; an xunit report "
+				      "nests 5",
+				      XUNIT_DEPTH_MAX);
+
+		stop(x, why);
+		free(why);
+		goto out;
+	}
+	/* localname, prefix, URI, value, end of value: five per attribute */
+	for (int i = 0; i < nb_attributes; i++) {
+		const xmlChar **at = attributes + 5 * i;
+
+		if (at[1])
+			continue;
+		a[n].name = xstrdup((const char *)at[0]);
+		a[n].value = attr_value((const char *)at[3], (size_t)(at[4] - at[3]));
+		n++;
+	}
+	xunit_start(x, (const char *)localname, a, n);
+out:
+	for (size_t i = 0; i < n; i++) {
+		free(a[i].name);
+		free(a[i].value);
+	}
+	free(a);
+}
+
+static void
+sax_end(void *data, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri)
+{
+	struct xunit_ctx *x = data;
+
+	if (x->stopped || x->ending)
+		return;
+	xunit_end(x, (const char *)localname);
+	if (--x->depth == 0) {
+		x->info->complete = true;
+		stop(x, NULL);
+	}
+}
+
+static void
+sax_text(void *data, const xmlChar *text, int len)
+{
+	struct xunit_ctx *x = data;
+
+	if (!x->stopped && !x->ending && len > 0)
+		xunit_text(x, (const char *)text, (size_t)len);
+}
+
+/* libxml2's words, on one line, without control characters, not too long. */
+static char *
+clean_message(const char *msg)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = msg ? strcspn(msg, "\n") : 0;
+	char *s;
+
+	if (n > 200)
+		n = 200;
+	for (size_t i = 0; i < n; i++)
+		strbuf_addch(&sb, iscntrl((unsigned char)msg[i]) ? '?' : msg[i]);
+	s = utf8_clean(sb.buf);
+	strbuf_release(&sb);
+	str_trim(s);
+	if (!*s) {
+		free(s);
+		s = xstrdup("not well-formed XML");
+	}
+	return s;
+}
+
+/* libxml2 stopped at one of its limits (10 MB in one piece, 50000 in a name). */
+static bool
+too_large(const char *msg)
+{
+	static const char *const words[] = { "huge", "too long", "too big", "too large",
+					     "excessive" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strcasestr(msg, words[i]))
+			return true;
+	return false;
+}
+
+/* The first error that stops the parser is the one that says why. */
+static void
+sax_error(void *data, XUNIT_ERROR *e)
+{
+	struct xunit_ctx *x = data;
+
+	if (!e || e->level < XML_ERR_FATAL || x->xml_error || x->stopped)
+		return;
+	x->xml_error = clean_message(e->message);
+	x->xml_error_line = e->line + (int)x->line0;
+	x->xml_error_at_end = x->ending;
+}
+
+/* Give libxml2 the next bytes, a chunk at a time, until it stops. */
+static void
+feed(struct xunit_ctx *x, const char *p, size_t len)
+{
+	while (len && !x->stopped && !x->xml_error) {
+		size_t n = len < XUNIT_CHUNK ? len : XUNIT_CHUNK;
+
+		xmlParseChunk(x->parser, p, (int)n, 0);
+		p += n;
+		len -= n;
+	}
+}
+
+static const char *
+find(const char *p, const char *end, const char *what)
+{
+	return memmem(p, (size_t)(end - p), what, strlen(what));
+}
+
+/* A CDATA section's text from p, and its end: in pieces; returns what follows. */
+static const char *
+feed_cdata(struct xunit_ctx *x, const char *p, const char *end)
+{
+	while (p < end && !x->stopped && !x->xml_error) {
+		size_t room = (size_t)(end - p);
+		const char *close =
+			find(p, room > XUNIT_CDATA_MAX + 2 ? p + XUNIT_CDATA_MAX + 2 : end, "]]>");
+		const char *cut;
+
+		if (close || room <= XUNIT_CDATA_MAX) {
+			const char *next = close ? close + 3 : end;
+
+			feed(x, p, (size_t)(next - p));
+			return next;
+		}
+		/* not in the middle of a UTF-8 character */
+		cut = p + XUNIT_CDATA_MAX;
+		for (int i = 0; i < 3 && ((unsigned char)*cut & 0xc0) == 0x80; i++)
+			cut--;
+		feed(x, p, (size_t)(cut - p));
+		feed(x, "]]><![CDATA[", 12);
+		p = cut;
+	}
+	return end;
+}
+
+/*
+ * Feed the document, with every CDATA section longer than XUNIT_CDATA_MAX
+ * cut in pieces: check writes a test's whole .full in one section, and
+ * libxml2 refuses a section over 10 MB without XML_PARSE_HUGE. A cut is
+ * "]]><![CDATA[" between two characters, which leaves the text as it was.
+ * Comments and processing instructions are skipped whole, so that what
+ * they hold is not taken for a section; a '<' cannot be in an attribute
+ * value, so nothing else can start one.
+ */
+static void
+feed_document(struct xunit_ctx *x, const char *p, size_t len)
+{
+	static const char cdata[] = "<![CDATA[";
+	const size_t cl = sizeof(cdata) - 1;
+	const char *end = p + len;
+
+	while (p < end && !x->stopped && !x->xml_error) {
+		const char *lt = memchr(p, '<', (size_t)(end - p)), *e, *next;
+
+		if (!lt) {
+			next = end;
+		} else if (end - lt >= 4 && !memcmp(lt, "<!--", 4)) {
+			e = find(lt + 4, end, "-->");
+			next = e ? e + 3 : end;
+		} else if (end - lt >= 2 && lt[1] == '?') {
+			e = find(lt + 2, end, "?>");
+			next = e ? e + 2 : end;
+		} else if ((size_t)(end - lt) >= cl && !memcmp(lt, cdata, cl)) {
+			feed(x, p, (size_t)(lt + cl - p));
+			p = feed_cdata(x, lt + cl, end);
+			continue;
+		} else {
+			next = lt + 1;
+		}
+		feed(x, p, (size_t)(next - p));
+		p = next;
+	}
+}
+
+/* Parse; the callbacks fill x. */
+static void
+xunit_parse(struct xunit_ctx *x, const char *text, size_t len)
+{
+	xmlSAXHandler sax;
+
+	/* white space before the declaration is not XML's, and was always taken */
+	while (len && isspace((unsigned char)*text)) {
+		x->line0 += *text == '\n';
+		text++;
+		len--;
+	}
+	memset(&sax, 0, sizeof(sax));
+	sax.initialized = XML_SAX2_MAGIC;
+	sax.internalSubset = sax_doctype;
+	sax.startElementNs = sax_start;
+	sax.endElementNs = sax_end;
+	sax.characters = sax_text;
+	sax.cdataBlock = sax_text;
+	sax.serror = sax_error;
+
+	xmlInitParser();
+	x->parser = xmlCreatePushParserCtxt(&sax, x, NULL, 0, NULL);
+	if (!x->parser) { /* only when out of memory */
+		x->refused = xstrdup("libxml2 cannot start a parser (out of memory)");
+		return;
+	}
+	xmlCtxtUseOptions(x->parser, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	feed_document(x, text, len);
+	x->ending = true;
+	if (!x->stopped && !x->xml_error)
+		xmlParseChunk(x->parser, NULL, 0, 1);
+	xmlFreeParserCtxt(x->parser);
+	x->parser = NULL;
+}
+
 void
 xunit_info_release(struct xunit_info *info)
 {
@@ -516,13 +610,18 @@ results_read_xunit(const char *text, size_t len, const char *source, struct run_
 {
 	struct xunit_info local = { 0 };
 	struct xunit_ctx x = { .rec = rec, .info = info ? info : &local };
-	struct xml_handler h = { xunit_start, xunit_end, xunit_text, &x };
+	const char *src = source ? source : "result.xml";
+	enum status rc = OK;
 
 	memset(x.info, 0, sizeof(*x.info));
 	strvec_init(&x.props);
 	strbuf_init(&x.err);
 	strbuf_init(&x.msg);
-	x.info->complete = xml_parse(text, len, &h);
+	if (len > RESULTS_XML_MAX)
+		x.refused = xasprintf("it is larger than %u MiB; an xunit report is not",
+				      RESULTS_XML_MAX >> 20);
+	else
+		xunit_parse(&x, text, len);
 	if (x.in_case)
 		results_test_release(&x.cur);
 	if (x.in_suite) /* truncated: keep the complete testcases */
@@ -536,15 +635,27 @@ results_read_xunit(const char *text, size_t len, const char *source, struct run_
 	strbuf_release(&x.msg);
 	if (!info)
 		xunit_info_release(&local);
-	if (x.bad) {
-		enum status rc =
-			error(ERR_INVALID, "'%s': %s", source ? source : "result.xml", x.bad);
-
-		free(x.bad);
-		return rc;
-	}
-	if (!x.suites)
-		return error(ERR_PARSE, "'%s' is not an xunit report: it has no <testsuite>",
-			     source ? source : "result.xml");
-	return OK;
+	if (x.refused)
+		rc = error(ERR_INVALID, "'%s': %s", src, x.refused);
+	else if (x.bad)
+		rc = error(ERR_INVALID, "'%s': %s", src, x.bad);
+	else if (!x.suites && x.xml_error)
+		rc = error(ERR_PARSE,
+			   "'%s' is not an xunit report: it has no <testsuite> (line %d: %s)", src,
+			   x.xml_error_line, x.xml_error);
+	else if (!x.suites)
+		rc = error(ERR_PARSE, "'%s' is not an xunit report: it has no <testsuite>", src);
+	else if (x.xml_error && !x.xml_error_at_end && too_large(x.xml_error))
+		rc = error(
+			ERR_INVALID,
+			"'%s': line %d: refused: an attribute, tag, name or comment in it is too "
+			"large (libxml2: %s)",
+			src, x.xml_error_line, x.xml_error);
+	else if (x.xml_error && !x.xml_error_at_end)
+		rc = error(ERR_PARSE, "'%s': line %d: not well-formed XML: %s", src,
+			   x.xml_error_line, x.xml_error);
+	free(x.refused);
+	free(x.bad);
+	free(x.xml_error);
+	return rc;
 }

@@ -68,10 +68,13 @@ check "a time of inf is refused with the file and field" grep -q "inf.xml': test
 sed 's/time="inf"/time="1e300"/' "$X/inf.xml" >"$X/huge.xml"
 err=$("$FSWB" results import "$X/huge.xml" 2>&1)
 check "an absurd time is refused" grep -q "time '1e300'" <<<"$err"
+# An ESC is not a character XML allows: the document is refused where it is.
 sed "s/generic\/001\" time=\"inf\"/generic\/001${ESC}]0;x$'\a'\" time=\"1\"/" "$X/inf.xml" >"$X/esc.xml"
 err=$("$FSWB" results import "$X/esc.xml" 2>&1)
-check "a test name with an escape is refused, and the message is clean" \
-	bash -c 'grep -q "is not a test name" <<<"$2" && ! grep -q "$1" <<<"$2"' _ "$ESC" "$err"
+rc=$?
+check "a test name with an escape is refused (exit $rc)" test "$rc" -eq 2
+check "the refusal names the file and the line, and the message is clean" \
+	bash -c 'grep -q "esc.xml.: line 3: not well-formed XML" <<<"$2" && ! grep -q "$1" <<<"$2"' _ "$ESC" "$err"
 
 # The import directory given as a FIFO or through a FIFO file path.
 mkfifo "$T/fifo.xml"
