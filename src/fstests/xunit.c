@@ -470,7 +470,8 @@ sax_error(void *data, XUNIT_ERROR *e)
 	if (!e || e->level < XML_ERR_FATAL || x->xml_error || x->stopped)
 		return;
 	x->xml_error = clean_message(e->message);
-	x->xml_error_line = e->line + (int)x->line0;
+	/* an error raised without the parser's context has no line: where it is now */
+	x->xml_error_line = e->line > 0 ? e->line + (int)x->line0 : parser_line(x);
 	x->xml_error_at_end = x->ending;
 }
 
@@ -559,11 +560,20 @@ feed_document(struct xunit_ctx *x, const char *p, size_t len)
 	}
 }
 
+/* What libxml2 would print to stderr (a failed encoding conversion): nothing. */
+static void
+silent(void *ctx, const char *msg, ...)
+{
+}
+
 /* Parse; the callbacks fill x. */
 static void
 xunit_parse(struct xunit_ctx *x, const char *text, size_t len)
 {
 	xmlSAXHandler sax;
+	xmlGenericErrorFunc generic;
+	xmlStructuredErrorFunc structured;
+	void *generic_ctx, *structured_ctx;
 
 	/* white space before the declaration is not XML's, and was always taken */
 	while (len && isspace((unsigned char)*text)) {
@@ -581,18 +591,32 @@ xunit_parse(struct xunit_ctx *x, const char *text, size_t len)
 	sax.serror = sax_error;
 
 	xmlInitParser();
+	/*
+	 * The few errors libxml2 raises without the parser's context (an
+	 * encoding the document declares failing to convert) go to this
+	 * thread's handlers: ours while it parses, the caller's again after.
+	 */
+	generic = xmlGenericError;
+	generic_ctx = xmlGenericErrorContext;
+	structured = xmlStructuredError;
+	structured_ctx = xmlStructuredErrorContext;
+	xmlSetGenericErrorFunc(NULL, silent);
+	xmlSetStructuredErrorFunc(x, sax_error);
 	x->parser = xmlCreatePushParserCtxt(&sax, x, NULL, 0, NULL);
-	if (!x->parser) { /* only when out of memory */
+	if (x->parser) {
+		xmlCtxtUseOptions(x->parser,
+				  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+		feed_document(x, text, len);
+		x->ending = true;
+		if (!x->stopped && !x->xml_error)
+			xmlParseChunk(x->parser, NULL, 0, 1);
+		xmlFreeParserCtxt(x->parser);
+		x->parser = NULL;
+	} else { /* only when out of memory */
 		x->refused = xstrdup("libxml2 cannot start a parser (out of memory)");
-		return;
 	}
-	xmlCtxtUseOptions(x->parser, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	feed_document(x, text, len);
-	x->ending = true;
-	if (!x->stopped && !x->xml_error)
-		xmlParseChunk(x->parser, NULL, 0, 1);
-	xmlFreeParserCtxt(x->parser);
-	x->parser = NULL;
+	xmlSetGenericErrorFunc(generic_ctx, generic);
+	xmlSetStructuredErrorFunc(structured_ctx, structured);
 }
 
 void

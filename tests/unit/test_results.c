@@ -8,6 +8,7 @@
  */
 #include "testlib.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -586,6 +587,28 @@ test_read_xunit_hostile(void **state)
 	      "name='generic/001' time='1'>\n</testsuite>\n<testcase name='generic/002'/>";
 	expect_refused(xxe, strlen(xxe), ERR_PARSE,
 		       "'evil.xml': line 3: not well-formed XML: Opening and ending tag mismatch");
+
+	/* an encoding that fails to convert: refused, and libxml2 prints nothing */
+	{
+		char *errfile = test_tmp("stderr"), *printed;
+		int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int saved = dup(2);
+
+		assert_true(fd >= 0 && saved >= 0);
+		xxe = "<?xml version='1.0' encoding='UTF-7'?>\n<testsuite name='x' time='1'>\n"
+		      "\xc1\xc1\xc1\xc1</testsuite>\n";
+		fflush(stderr);
+		dup2(fd, 2);
+		expect_refused(xxe, strlen(xxe), ERR_PARSE, "'evil.xml'");
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		close(fd);
+		printed = test_read(errfile);
+		assert_string_equal(printed, "");
+		free(printed);
+		free(errfile);
+	}
 	strbuf_release(&doc);
 	free(secret);
 }
