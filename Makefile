@@ -17,7 +17,7 @@ BUILD    ?= build
 CC       ?= cc
 PKG_CONFIG ?= pkg-config
 
-PKGS      = ncursesw jansson libcurl libssh libvirt libcrypto md4c zlib
+PKGS      = ncursesw jansson libcurl libssh libvirt libcrypto md4c zlib libxml-2.0
 TEST_PKGS = cmocka
 
 # Recursive (=) on purpose: `make deps check` installs the libraries before

@@ -2,15 +2,18 @@
 /*
  * Results: the record of a run, and every form it is kept or found in.
  *
- *	struct run_record	what ran, per config/section, per test
- *	run.json		fswb's own file of it (schema below)
+ *	struct run_record	what ran, per config/section, per test (results.c)
+ *	run.json		fswb's own file of it (schema below; run_json.c)
  *	junit.xml		the same as an xunit report that validates against
  *				fstests' doc/xunit.xsd, shaped like check's result.xml
- *	result.xml		read: check's xunit report (-R xunit)
+ *				(junit.c)
+ *	result.xml		read: check's xunit report (-R xunit; xunit.c)
  *	check.log, check.time	read: check's running log and its test times
+ *				(check_log.c)
  *	results_writer		a listener that builds the record from events and
- *				rewrites run.json after every test
+ *				rewrites run.json after every test (results_writer.c)
  *	results_import()	a record from a results directory or check's stdout
+ *				(results_import.c)
  *
  * run.json (version 1), written atomically (write_file_atomic):
  *
@@ -220,10 +223,14 @@ void xunit_info_release(struct xunit_info *info);
 /*
  * Read check's result.xml (or fswb's junit.xml) into rec: one section per
  * <testsuite>, named by its SECTION property (none for "-no-sections-") or
- * its testcases' classname. Handles entities, character references and
- * CDATA; a truncated document gives the testcases that were complete
- * (info->complete false). ERR_PARSE naming source when there is no
- * testsuite at all. info may be NULL.
+ * its testcases' classname. libxml2 parses (xunit.c has how it is kept
+ * safe); a truncated document gives the testcases that were complete
+ * (info->complete false). Errors name source, and the line where there is
+ * one: ERR_PARSE when there is no testsuite at all or the XML is not
+ * well-formed before its end; ERR_INVALID for a testcase fswb refuses (its
+ * name or time), a DOCTYPE, nesting deeper than 64, something larger than
+ * libxml2 takes (10 MB in one attribute), or len over 256 MiB. rec may
+ * hold part of the document after an error. info may be NULL.
  */
 enum status results_read_xunit(const char *text, size_t len, const char *source,
 			       struct run_record *rec, struct xunit_info *info);

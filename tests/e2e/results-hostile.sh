@@ -68,10 +68,86 @@ check "a time of inf is refused with the file and field" grep -q "inf.xml': test
 sed 's/time="inf"/time="1e300"/' "$X/inf.xml" >"$X/huge.xml"
 err=$("$FSWB" results import "$X/huge.xml" 2>&1)
 check "an absurd time is refused" grep -q "time '1e300'" <<<"$err"
+# An ESC is not a character XML allows: the document is refused where it is.
 sed "s/generic\/001\" time=\"inf\"/generic\/001${ESC}]0;x$'\a'\" time=\"1\"/" "$X/inf.xml" >"$X/esc.xml"
 err=$("$FSWB" results import "$X/esc.xml" 2>&1)
-check "a test name with an escape is refused, and the message is clean" \
-	bash -c 'grep -q "is not a test name" <<<"$2" && ! grep -q "$1" <<<"$2"' _ "$ESC" "$err"
+rc=$?
+check "a test name with an escape is refused (exit $rc)" test "$rc" -eq 2
+check "the refusal names the file and the line, and the message is clean" \
+	bash -c 'grep -q "esc.xml.: line 3: not well-formed XML" <<<"$2" && ! grep -q "$1" <<<"$2"' _ "$ESC" "$err"
+# A C1 control (CSI) is one XML allows: the name is refused, the message clean.
+C1=$'\xc2\x9b'
+sed "s/generic\/001\" time=\"inf\"/generic\/001${C1}2J\" time=\"1\"/" "$X/inf.xml" >"$X/csi.xml"
+err=$("$FSWB" results import "$X/csi.xml" 2>&1)
+check "a test name with a CSI is refused, and the message is clean" \
+	bash -c 'grep -q "csi.xml.: testcase 1: name .* is not a test name" <<<"$2" && ! grep -q "$1" <<<"$2"' _ "$C1" "$err"
+
+# XML attacks: entities (billion laughs, an external entity naming a host
+# file), nesting without end, an attribute too large. Each is refused with the
+# file and the line, and nothing of the host is read.
+cat >"$X/laughs.xml" <<'XML'
+<?xml version="1.0"?>
+<!DOCTYPE lolz [
+ <!ENTITY lol "lol">
+ <!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+ <!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">
+ <!ENTITY lol5 "&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;">
+ <!ENTITY lol6 "&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;">
+ <!ENTITY lol7 "&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;">
+ <!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">
+ <!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">
+]>
+<testsuite name="xfstests" time="1">
+	<testcase classname="xfstests.global" name="generic/001" time="1">
+		<failure message="&lol9;"/>
+	</testcase>
+</testsuite>
+XML
+err=$(timeout 30 "$FSWB" results import "$X/laughs.xml" 2>&1)
+rc=$?
+check "billion laughs is refused at once (exit $rc)" test "$rc" -eq 2
+check "billion laughs: the refusal names the file and the DOCTYPE" \
+	grep -q "laughs.xml': line 2: a DOCTYPE is not allowed" <<<"$err"
+cat >"$X/xxe.xml" <<XML
+<?xml version="1.0"?>
+<!DOCTYPE testsuite [ <!ENTITY xxe SYSTEM "file://$secret"> ]>
+<testsuite name="xfstests" time="1">
+	<testcase classname="xfstests.global" name="generic/001" time="1">
+		<failure message="x"/>
+		<system-err>&xxe;</system-err>
+	</testcase>
+</testsuite>
+XML
+err=$("$FSWB" results import "$X/xxe.xml" 2>&1)
+check "an external entity is refused with the file and the line" \
+	grep -q "xxe.xml': line 2: a DOCTYPE is not allowed" <<<"$err"
+json=$("$FSWB" results import "$X/xxe.xml" --json 2>&1)
+check "an external entity reads nothing of the host" \
+	bash -c '! grep -q HOST-SECRET <<<"$1"' _ "$err$json"
+{
+	echo '<?xml version="1.0"?>'
+	echo '<testsuite name="xfstests" time="1">'
+	for _ in $(seq 100000); do printf '<a>'; done
+	echo
+} >"$X/deep.xml"
+err=$(timeout 30 "$FSWB" results import "$X/deep.xml" 2>&1)
+rc=$?
+check "deep nesting is refused (exit $rc)" test "$rc" -eq 2
+check "deep nesting: the refusal names the file and the line" \
+	grep -q "deep.xml': line 3: elements are nested more than 64 deep" <<<"$err"
+{
+	echo '<?xml version="1.0"?>'
+	echo '<testsuite name="xfstests" time="1">'
+	printf '<testcase classname="xfstests.global" name="generic/001" time="1"><failure message="'
+	head -c $((12 << 20)) /dev/zero | tr '\0' A
+	echo '"/></testcase></testsuite>'
+} >"$X/attr.xml"
+err=$(timeout 30 "$FSWB" results import "$X/attr.xml" 2>&1)
+rc=$?
+check "a 12 MB attribute is refused (exit $rc)" test "$rc" -eq 2
+check "a huge attribute: the refusal names the file and the line" \
+	grep -q "attr.xml': line 3: refused: an attribute, tag, name or comment in it is too large" <<<"$err"
 
 # The import directory given as a FIFO or through a FIFO file path.
 mkfifo "$T/fifo.xml"

@@ -2,7 +2,7 @@
 /*
  * check.log's reader, on anything.
  *
- * fuzz-sources: src/fstests/results.c src/fstests/catalogue.c src/fstests/check_parser.c src/core/event.c src/core/util.c src/core/status.c src/core/paths.c src/core/jread.c
+ * fuzz-sources: src/fstests/results.c src/fstests/check_log.c src/fstests/catalogue.c src/fstests/check_parser.c src/core/event.c src/core/util.c src/core/status.c src/core/paths.c src/core/jread.c
  * fuzz-seeds: fixtures:results/check.log
  */
 #include <stdint.h>

@@ -2,7 +2,7 @@
 /*
  * check.time's reader, on anything; every test it read can be looked up.
  *
- * fuzz-sources: src/fstests/results.c src/fstests/catalogue.c src/fstests/check_parser.c src/core/event.c src/core/util.c src/core/status.c src/core/paths.c src/core/jread.c
+ * fuzz-sources: src/fstests/results.c src/fstests/check_log.c src/fstests/catalogue.c src/fstests/check_parser.c src/core/event.c src/core/util.c src/core/status.c src/core/paths.c src/core/jread.c
  * fuzz-seeds: fixtures:results/check.time
  */
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * The run.json reader (fswb results, the TUI's history) on anything: what
  * it takes is written back and must read again.
  *
- * fuzz-sources: src/fstests/results.c src/fstests/catalogue.c src/fstests/check_parser.c src/core/event.c src/core/util.c src/core/status.c src/core/paths.c src/core/jread.c
+ * fuzz-sources: src/fstests/results.c src/fstests/run_json.c src/fstests/junit.c src/fstests/catalogue.c src/fstests/check_parser.c src/core/event.c src/core/util.c src/core/status.c src/core/paths.c src/core/jread.c
  * fuzz-seeds: tests/fuzz/seeds/run.json
  * fuzz-options: -max_len=100000
  */

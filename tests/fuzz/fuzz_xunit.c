@@ -3,7 +3,7 @@
  * check's result.xml reader, on anything; what it reads is written back as
  * run.json and junit.xml and read again, so the writers meet odd strings.
  *
- * fuzz-sources: src/fstests/results.c src/fstests/catalogue.c src/fstests/check_parser.c src/core/event.c src/core/util.c src/core/status.c src/core/paths.c src/core/jread.c
+ * fuzz-sources: src/fstests/results.c src/fstests/run_json.c src/fstests/junit.c src/fstests/xunit.c src/fstests/catalogue.c src/fstests/check_parser.c src/core/event.c src/core/util.c src/core/status.c src/core/paths.c src/core/jread.c
  * fuzz-seeds: fixtures:results/result.xml fixtures:results/result.xml.new
  * fuzz-options: -max_len=200000
  */

@@ -8,6 +8,7 @@
  */
 #include "testlib.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -507,6 +508,179 @@ test_read_xunit(void **state)
 	run_record_release(&rec);
 }
 
+/* A refusal of doc: its status, and the message names the file and says why. */
+static void
+expect_refused(const char *doc, size_t len, enum status want, const char *words)
+{
+	struct run_record rec;
+
+	run_record_init(&rec);
+	assert_int_equal(results_read_xunit(doc, len, "evil.xml", &rec, NULL), want);
+	if (!strstr(error_msg(), words))
+		fail_msg("'%s' does not say '%s'", error_msg(), words);
+	run_record_release(&rec);
+	error_clear();
+}
+
+/* Hostile XML: each one refused at once, with the file and the line, nothing read. */
+static void
+test_read_xunit_hostile(void **state)
+{
+	struct strbuf doc = STRBUF_INIT;
+	char *secret = test_tmp("secret"), *xxe;
+
+	(void)state;
+	/* billion laughs: refused at the DOCTYPE, before one entity is declared */
+	strbuf_adds(&doc, "<?xml version='1.0'?>\n<!DOCTYPE lolz [\n<!ENTITY lol 'lol'>\n");
+	for (int i = 2; i <= 9; i++) {
+		strbuf_addf(&doc, "<!ENTITY lol%d '", i);
+		for (int k = 0; k < 10; k++)
+			strbuf_addf(&doc, i == 2 ? "&lol;" : "&lol%d;", i - 1);
+		strbuf_adds(&doc, "'>\n");
+	}
+	strbuf_adds(&doc, "]>\n<testsuite name='x' time='1'><testcase classname='xfstests.global' "
+			  "name='generic/001' time='1'><failure message='&lol9;'/></testcase>"
+			  "</testsuite>\n");
+	expect_refused(doc.buf, doc.len, ERR_INVALID,
+		       "'evil.xml': line 2: a DOCTYPE is not allowed in an xunit report");
+
+	/* an external entity naming a host file: refused, the file never read */
+	test_write(secret, "HOST-SECRET\n");
+	xxe = xasprintf("<?xml version='1.0'?>\n<!DOCTYPE t [ <!ENTITY xxe SYSTEM 'file://%s'> ]>\n"
+			"<testsuite name='x' time='1'><testcase classname='xfstests.global' "
+			"name='generic/001' time='1'><failure message='&xxe;'>&xxe;</failure>"
+			"</testcase></testsuite>\n",
+			secret);
+	expect_refused(xxe, strlen(xxe), ERR_INVALID, "'evil.xml': line 2: a DOCTYPE");
+	free(xxe);
+	/* ... and without a DOCTYPE an entity is not declared: not well-formed */
+	xxe = "<testsuite name='x' time='1'>\n<testcase classname='xfstests.global' "
+	      "name='generic/001' time='1'><failure message='&xxe;'/></testcase></testsuite>";
+	expect_refused(xxe, strlen(xxe), ERR_PARSE,
+		       "'evil.xml': line 2: not well-formed XML: Entity 'xxe' not defined");
+
+	/* nesting without end: refused at the 65th level, whatever follows */
+	strbuf_reset(&doc);
+	strbuf_adds(&doc, "<?xml version='1.0'?>\n<testsuite name='x' time='1'>\n");
+	for (int i = 0; i < 100000; i++)
+		strbuf_adds(&doc, "<a>");
+	expect_refused(doc.buf, doc.len, ERR_INVALID,
+		       "'evil.xml': line 3: elements are nested more than 64 deep");
+
+	/* an attribute larger than libxml2 takes (10 MB) */
+	strbuf_reset(&doc);
+	strbuf_adds(&doc, "<?xml version='1.0'?>\n<testsuite name='x' time='1'>\n"
+			  "<testcase classname='xfstests.global' name='generic/001' time='1'>"
+			  "<failure message='");
+	for (int i = 0; i < 12 << 10; i++)
+		strbuf_addf(&doc, "%01023d\n", 0);
+	strbuf_adds(&doc, "'/></testcase></testsuite>\n");
+	expect_refused(doc.buf, doc.len, ERR_INVALID,
+		       "'evil.xml': line 3: refused: an attribute, tag, name or comment in it is "
+		       "too large");
+
+	/* a document over the cap is refused before it is read */
+	expect_refused("<", (size_t)1 << 30, ERR_INVALID, "'evil.xml': it is larger than 256 MiB");
+
+	/* a tag that does not close in the middle of the report */
+	xxe = "<testsuite name='x' time='1'>\n<testcase classname='xfstests.global' "
+	      "name='generic/001' time='1'>\n</testsuite>\n<testcase name='generic/002'/>";
+	expect_refused(xxe, strlen(xxe), ERR_PARSE,
+		       "'evil.xml': line 3: not well-formed XML: Opening and ending tag mismatch");
+
+	/* an encoding that fails to convert: refused, and libxml2 prints nothing */
+	{
+		char *errfile = test_tmp("stderr"), *printed;
+		int fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int saved = dup(2);
+
+		assert_true(fd >= 0 && saved >= 0);
+		xxe = "<?xml version='1.0' encoding='UTF-7'?>\n<testsuite name='x' time='1'>\n"
+		      "\xc1\xc1\xc1\xc1</testsuite>\n";
+		fflush(stderr);
+		dup2(fd, 2);
+		expect_refused(xxe, strlen(xxe), ERR_PARSE, "'evil.xml'");
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		close(fd);
+		printed = test_read(errfile);
+		assert_string_equal(printed, "");
+		free(printed);
+		free(errfile);
+	}
+	strbuf_release(&doc);
+	free(secret);
+}
+
+/* What libxml2 hands over as the reader needs it. */
+static void
+test_read_xunit_xml(void **state)
+{
+	struct run_record rec;
+	struct xunit_info info;
+	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
+	const struct test_result *t;
+
+	(void)state;
+	/* '&' in attributes (libxml2 gives "&#38;"), references, CDATA, comments */
+	strbuf_adds(&doc, "\n  <?xml version='1.0' encoding='UTF-8'?>\n<!-- <![CDATA[ -->\n"
+			  "<testsuite xmlns='urn:x' name='x' time='1'><properties>"
+			  "<property name='SECTION' value='a&amp;b&#38;c&amp;#38;d&lt;&#x263a;'/>"
+			  "</properties><testcase classname='xfstests.global' name='generic/001' "
+			  "time='1'><failure message='- output mismatch &amp; more'/><system-err>"
+			  "<![CDATA[one ]]]]><![CDATA[> two]]> &amp; three</system-err></testcase>"
+			  "<?pi <testcase name='generic/009'/> ?>");
+	/*
+	 * A .full of 12 MB in one CDATA section, as check writes it (libxml2
+	 * takes 10 MB in one), and a diff of 6 MB, whose pieces of 1 MB fall
+	 * in the middle of an 'é' (17 bytes a line: 1 MB is 16 lines and 16
+	 * bytes).
+	 */
+	for (int i = 0; i < 370000; i++)
+		strbuf_addf(&err, "%015d\xc3\xa9", i);
+	assert_int_equal((1 << 20) % 17, 16);
+	strbuf_adds(&doc, "<testcase classname='xfstests.global' name='generic/002' time='2'>"
+			  "<failure message='x'/><system-out><![CDATA[");
+	for (int i = 0; i < 12 << 10; i++)
+		strbuf_addf(&doc, "%01023d\n", i);
+	strbuf_adds(&doc, "]]></system-out><system-err><![CDATA[");
+	strbuf_add(&doc, err.buf, err.len);
+	strbuf_adds(&doc, "]]></system-err></testcase></testsuite>\n<junk after the end");
+
+	run_record_init(&rec);
+	assert_int_equal(results_read_xunit(doc.buf, doc.len, "doc", &rec, &info), OK);
+	assert_true(info.complete);
+	assert_int_equal(info.testcases, 2);
+	assert_int_equal(rec.nsections, 1);
+	assert_string_equal(rec.sections[0].name, "a&b&c&#38;d<\xe2\x98\xba");
+	t = &rec.sections[0].tests[0];
+	assert_string_equal(t->test, "generic/001");
+	assert_string_equal(t->reason, "output mismatch & more");
+	assert_string_equal(t->detail, "one ]]> two & three");
+	t = &rec.sections[0].tests[1];
+	assert_string_equal(t->test, "generic/002");
+	/* the diff as it was, up to the 4 MB that are kept */
+	assert_int_equal(strlen(t->detail), 4u << 20);
+	assert_memory_equal(t->detail, err.buf, 4u << 20);
+	xunit_info_release(&info);
+	run_record_release(&rec);
+
+	/* cut inside a start tag: the testcase that did not start is not taken */
+	strbuf_reset(&doc);
+	strbuf_adds(&doc, "<testsuite name='x' time='1'><testcase classname='xfstests.global' "
+			  "name='generic/001' time='1'/><testcase classname='xfst");
+	run_record_init(&rec);
+	assert_int_equal(results_read_xunit(doc.buf, doc.len, "doc", &rec, &info), OK);
+	assert_false(info.complete);
+	assert_int_equal(info.testcases, 1);
+	assert_int_equal(ntests(&rec), 1);
+	xunit_info_release(&info);
+	run_record_release(&rec);
+	strbuf_release(&doc);
+	strbuf_release(&err);
+}
+
 static void
 test_check_log_time(void **state)
 {
@@ -934,11 +1108,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_import_fixtures), cmocka_unit_test(test_import_details),
-		cmocka_unit_test(test_attach_hints),	cmocka_unit_test(test_import_fallbacks),
-		cmocka_unit_test(test_import_sections), cmocka_unit_test(test_read_xunit),
-		cmocka_unit_test(test_check_log_time),	cmocka_unit_test(test_junit),
-		cmocka_unit_test(test_run_json),	cmocka_unit_test(test_writer),
+		cmocka_unit_test(test_import_fixtures),	   cmocka_unit_test(test_import_details),
+		cmocka_unit_test(test_attach_hints),	   cmocka_unit_test(test_import_fallbacks),
+		cmocka_unit_test(test_import_sections),	   cmocka_unit_test(test_read_xunit),
+		cmocka_unit_test(test_read_xunit_hostile), cmocka_unit_test(test_read_xunit_xml),
+		cmocka_unit_test(test_check_log_time),	   cmocka_unit_test(test_junit),
+		cmocka_unit_test(test_run_json),	   cmocka_unit_test(test_writer),
 		cmocka_unit_test(test_iterations),
 	};
 
