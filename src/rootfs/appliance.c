@@ -24,7 +24,8 @@ const char *const appliance_packages[] = {
 	"bc", "bsdextrautils", "dbench", "dmsetup", "fio", "gawk", "indent", "keyutils", "kmod",
 	"libcap2-bin", "lvm2", "lz4", "openssl", "parted", "perl", "procps", "psmisc", "python3",
 	"sqlite3", "udev", "util-linux", "mount", "uuid-runtime", "xxd", "xz-utils", "fsverity",
-	NULL
+	/* nfs/loopback: the guest serves its own disks (nfsd's tools, mount.nfs) */
+	"nfs-kernel-server", "nfs-common", "rpcbind", NULL
 };
 
 /* ---- the agent ---- */
