@@ -25,7 +25,9 @@ const char *const appliance_packages[] = {
 	"libcap2-bin", "lvm2", "lz4", "openssl", "parted", "perl", "procps", "psmisc", "python3",
 	"sqlite3", "udev", "util-linux", "mount", "uuid-runtime", "xxd", "xz-utils", "fsverity",
 	/* nfs/loopback: the guest serves its own disks (nfsd's tools, mount.nfs) */
-	"nfs-kernel-server", "nfs-common", "rpcbind", NULL
+	"nfs-kernel-server", "nfs-common", "rpcbind",
+	/* ip: fswb-init brings the loopback interface up, which NFS mounts over */
+	"iproute2", NULL
 };
 
 /* ---- the agent ---- */

@@ -1041,7 +1041,8 @@ test_packages_list(void **state)
 					    "make", "xfslibs-dev", "liburing-dev", "uuid-runtime",
 					    "psmisc",
 					    /* nfs/loopback's server and client */
-					    "nfs-kernel-server", "nfs-common", "rpcbind" };
+					    "nfs-kernel-server", "nfs-common", "rpcbind",
+					    "iproute2" };
 	struct strvec v = STRVEC_INIT;
 
 	(void)state;
