@@ -1451,8 +1451,9 @@ send_job(struct shard *sh)
 	sec.config = w->cfg;
 	sec.dev = &dev;
 	strvec_pushv(&opts, (const char *const[]){ "-R", "xunit", "-T", NULL });
-	if (w->cfg->base &&
-	    !w->cfg->serve) /* the overlay over TEST and SCRATCH formatted as its base */
+	/* the overlay over TEST and SCRATCH formatted as its base (a served
+	 * base is no overlay: check sees only nfs) */
+	if (w->cfg->base && !w->cfg->serve)
 		strvec_push(&opts, "-overlay");
 	if (e->plan.dry_run)
 		strvec_push(&tests, "-n");
