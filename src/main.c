@@ -504,6 +504,8 @@ print_devices(const struct fs_config *c, struct strbuf *sb)
 		strbuf_addf(sb, "none: TEST and SCRATCH are %s mounts in memory", c->fstyp);
 		return;
 	}
+	if (c->serve)
+		strbuf_addf(sb, "%s, exported: ", c->base);
 	strbuf_addf(sb, "TEST %s", format_size(c->test_size, a, sizeof(a)));
 	if (c->pool_devices)
 		strbuf_addf(sb, ", SCRATCH pool of %u x %s", c->pool_devices,
@@ -529,6 +531,7 @@ config_json(const struct fs_config *c)
 	json_object_set_new(o, "mount_options", json_string(c->mount_options));
 	json_object_set_new(o, "devices", c->devices ? json_string(c->devices) : json_null());
 	json_object_set_new(o, "base", c->base ? json_string(c->base) : json_null());
+	json_object_set_new(o, "serve", c->serve ? json_string(c->serve) : json_null());
 	json_object_set_new(o, "test_size", json_integer((json_int_t)c->test_size));
 	json_object_set_new(o, "scratch_size", json_integer((json_int_t)c->scratch_size));
 	json_object_set_new(o, "pool_devices", json_integer(c->pool_devices));
@@ -583,11 +586,19 @@ show_config(const struct profiles *p, const char *name, bool json)
 	kconfig = strvec_join(&c->kconfig, " ");
 	printf("%s\n  %s\n\n", c->name, c->description);
 	printf("  FSTYP          %s\n", c->fstyp);
-	if (c->base)
+	if (c->serve)
+		printf("  served         over %s by the guest itself: TEST and SCRATCH are %s,\n"
+		       "                 exported as 127.0.0.1:/srv/fswb/test and "
+		       "127.0.0.1:/srv/fswb/scratch\n"
+		       "                 (rw, no_root_squash); check mounts them as %s\n",
+		       c->serve, c->base, c->fstyp);
+	else if (c->base)
 		printf("  base           %s (TEST and SCRATCH are %s; check -overlay)\n", c->base,
 		       c->base);
-	printf("  MKFS_OPTIONS   %s\n", *c->mkfs_options ? c->mkfs_options : "(none)");
-	printf("  MOUNT_OPTIONS  %s\n", *c->mount_options ? c->mount_options : "(none)");
+	printf("  MKFS_OPTIONS   %s%s\n", *c->mkfs_options ? c->mkfs_options : "(none)",
+	       c->serve ? ", for the exported file system (check gets none)" : "");
+	printf("  MOUNT_OPTIONS  %s%s\n", *c->mount_options ? c->mount_options : "(none)",
+	       c->serve ? ", the NFS client's (NFS_MOUNT_OPTIONS too)" : "");
 	printf("  devices        %s\n", sb.buf);
 	printf("  kernel needs   %s\n", kconfig);
 	for (size_t i = 0; i < c->env.n; i++)

@@ -790,6 +790,28 @@ agent_job_env(struct strbuf *out, const struct agent_job *job)
 				     job->env[i]);
 	}
 
+	if (job->nfs_exports) {
+		size_t n = 0;
+
+		for (; job->nfs_exports[n]; n++)
+			if (n % 2 && job->nfs_exports[n][0] != '/')
+				return error(ERR_INVALID,
+					     "job: the nfs export '%s' is not an absolute path",
+					     job->nfs_exports[n]);
+		if (n % 2)
+			return error(ERR_INVALID,
+				     "job: the nfs exports are not pairs of a device and a "
+				     "directory (%zu words)",
+				     n);
+		if (n &&
+		    (!job->nfs_base || !*job->nfs_base ||
+		     job->nfs_base[strspn(job->nfs_base, "abcdefghijklmnopqrstuvwxyz0123456789")]))
+			return error(ERR_INVALID,
+				     "job: the nfs exports need the file system type to mount them "
+				     "as (like ext4), not '%s'",
+				     job->nfs_base ? job->nfs_base : "");
+	}
+
 	strbuf_adds(&sb, "# fswb job, sourced by fswb-agent (see src/agent/agent_proto.h)\n");
 	strbuf_addf(&sb, "FSWB_PROTO=%d\n", AGENT_PROTO_VERSION);
 	env_var(&sb, "FSWB_JOB_DIR", jobdir);
@@ -797,8 +819,12 @@ agent_job_env(struct strbuf *out, const struct agent_job *job)
 	env_var(&sb, "FSWB_FSTYP", job->fstyp);
 	env_var(&sb, "FSWB_CONFIG", job->config);
 	env_var(&sb, "FSWB_RESULT_BASE", job->result_base);
+	env_var(&sb, "FSWB_NFS_BASE", job->nfs_base);
 	if ((rc = env_words(&sb, "FSWB_MOUNT_POINTS", "mount points", job->mount_points)) != OK ||
 	    (rc = env_words(&sb, "FSWB_MKFS_TEST", "mkfs command", job->mkfs_test)) != OK ||
+	    (rc = env_words(&sb, "FSWB_MKFS_SCRATCH", "scratch mkfs command", job->mkfs_scratch)) !=
+		    OK ||
+	    (rc = env_words(&sb, "FSWB_NFS_EXPORTS", "nfs exports", job->nfs_exports)) != OK ||
 	    (rc = env_words(&sb, "FSWB_CHECK_OPTS", "check options", job->check_opts)) != OK ||
 	    (rc = env_words(&sb, "FSWB_CHECK_TESTS", "check tests", job->check_tests)) != OK ||
 	    (rc = env_words(&sb, "FSWB_CHECK_ENV", "environment", job->env)) != OK) {

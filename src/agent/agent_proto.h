@@ -96,9 +96,10 @@
  *	RUN refuses to run until the file is sent again properly.
  *   RUN
  *	Run the job described by the FILE job.env (see agent_job_env()):
- *	unmount and create the mount points, mkfs TEST_DEV, clear the results
- *	directory, run `./check OPTS TESTS` in the fstests directory, stream
- *	it, send the results. Answer:
+ *	unmount and create the mount points, mkfs TEST_DEV (and, for a file
+ *	system it serves, SCRATCH's disk), mount and export what it serves and
+ *	start the NFS server, clear the results directory, run `./check OPTS
+ *	TESTS` in the fstests directory, stream it, send the results. Answer:
  *		[LOG...] ERR READY				when it cannot run
  *		[LOG...] [OUT|HB|LOG...] RESULT EXIT READY	when check ran
  *	RUN may come again after READY: the job is done again from the start
@@ -399,6 +400,19 @@ struct agent_job {
 	const char *const *mount_points;
 	/* mkfs for TEST_DEV as an argv ("mkfs.ext4", "-F", "/dev/vdb"); NULL: none */
 	const char *const *mkfs_test;
+	/*
+	 * A file system served over NFS by the guest itself (serve = nfs,
+	 * core/profile.h): mkfs_scratch makes the SCRATCH disk as mkfs_test
+	 * makes TEST (first job of a guest only; NULL: none); nfs_exports is
+	 * NULL-terminated pairs of a device and an absolute directory ("/dev/vdb",
+	 * "/srv/fswb/test", ...), each mounted as nfs_base ("ext4") there and
+	 * exported to 127.0.0.1 (rw, sync, no_root_squash, an fsid each) by
+	 * an NFS server the agent starts (rpcbind, nfsd, mountd) before check
+	 * runs; NULL: nothing served.
+	 */
+	const char *const *mkfs_scratch;
+	const char *const *nfs_exports;
+	const char *nfs_base;
 	/* check's options, for RUN and RERUN ("-R", "xunit", "-T", "-s", "ext4_4k") */
 	const char *const *check_opts;
 	/* check's test selection, for RUN only ("-g", "quick", "-E", FILE, "generic/001") */
@@ -423,6 +437,9 @@ struct agent_job {
  *	FSWB_RESULT_BASE	job->result_base or empty
  *	FSWB_MOUNT_POINTS	quoted words
  *	FSWB_MKFS_TEST		quoted words (empty: no mkfs)
+ *	FSWB_MKFS_SCRATCH	quoted words (empty: no mkfs)
+ *	FSWB_NFS_EXPORTS	quoted words, DEV DIR pairs (empty: nothing served)
+ *	FSWB_NFS_BASE		job->nfs_base or empty
  *	FSWB_CHECK_OPTS		quoted words
  *	FSWB_CHECK_TESTS	quoted words
  *	FSWB_CHECK_ENV		quoted words, each NAME=value
@@ -430,7 +447,9 @@ struct agent_job {
  * ERR_INVALID (nothing appended) for an env entry without '=' or with a
  * NAME that is not [A-Za-z_][A-Za-z0-9_]*, for a job_dir or fstests_dir
  * that is not absolute, for a config that fails agent_file_name_ok(), or
- * for an empty word in mkfs_test.
+ * for an empty word in mkfs_test or mkfs_scratch, for nfs_exports that are
+ * not pairs or whose directories are not absolute, and for nfs_exports
+ * without an nfs_base of lower-case letters and digits.
  */
 enum status agent_job_env(struct strbuf *out, const struct agent_job *job);
 

@@ -33,6 +33,7 @@ enum key_check {
 	CHECK_RELPATH,	 /* a path below the profiles directory */
 	CHECK_NAMES,	 /* configuration names without the filesystem */
 	CHECK_NONE_WORD, /* the word "none" */
+	CHECK_NFS_WORD,	 /* the word "nfs" */
 };
 
 struct key {
@@ -54,6 +55,7 @@ static const struct key fs_keys[] = {
 	{ "mount_options", TYPE_STRING, false, FS(mount_options), CHECK_NONE, 0, 0 },
 	{ "devices", TYPE_STRING, false, FS(devices), CHECK_NONE_WORD, 0, 0 },
 	{ "base", TYPE_STRING, false, FS(base), CHECK_FSTYP, 0, 0 },
+	{ "serve", TYPE_STRING, false, FS(serve), CHECK_NFS_WORD, 0, 0 },
 	{ "test_size", TYPE_SIZE, false, FS(test_size), CHECK_NONZERO, 0, 0 },
 	{ "scratch_size", TYPE_SIZE, false, FS(scratch_size), CHECK_NONZERO, 0, 0 },
 	{ "pool_devices", TYPE_COUNT, false, FS(pool_devices), CHECK_RANGE, 2, 16 },
@@ -72,7 +74,7 @@ static const struct key set_keys[] = {
 	{ "env", TYPE_LIST, false, SET(env), CHECK_ENV, 0, 0 },
 };
 
-#define MAX_KEYS 16
+#define MAX_KEYS 20
 
 static bool
 all_chars(const char *s, const char *extra, bool upper, bool lower)
@@ -127,6 +129,7 @@ static const char *const fswb_vars[] = {
 	"LOGWRITES_DEV",
 	"RESULT_BASE",
 	"TEST_FS_MOUNT_OPTS",
+	"NFS_MOUNT_OPTIONS",
 };
 
 bool
@@ -371,6 +374,12 @@ set_value(const char *file, unsigned line, const struct key *k, const char *valu
 				     "%s:%u: key '%s': '%s' is not what it takes; write none "
 				     "(no block devices), or leave the line out",
 				     file, line, k->name, value);
+		if (k->check == CHECK_NFS_WORD && strcmp(value, "nfs"))
+			return error(ERR_PARSE,
+				     "%s:%u: key '%s': '%s' is not what it takes; write nfs "
+				     "(the base file systems exported over NFS in the guest), "
+				     "or leave the line out",
+				     file, line, k->name, value);
 		if (k->check == CHECK_RELPATH && !is_relpath_below(value))
 			return error(ERR_PARSE,
 				     "%s:%u: key '%s': '%s' must be a path below the profiles "
@@ -578,6 +587,44 @@ check_devices(const char *file, const struct fs_config *c, const unsigned *lines
 	return OK;
 }
 
+/*
+ * base: an overlay requires one (the file system under it), and so does
+ * `serve = nfs` (the file system exported over NFS); nothing else has one.
+ */
+static enum status
+check_base(const char *file, const struct fs_config *c, const unsigned *lines)
+{
+	bool overlay = !strcmp(c->fstyp, "overlay");
+
+	if (c->serve && strcmp(c->fstyp, c->serve))
+		return error(ERR_PARSE,
+			     "%s:%u: key 'serve': a configuration served over %s is of "
+			     "fstyp = %s (the base key names the file system exported)",
+			     file, key_line(lines, "serve"), c->serve, c->serve);
+	if (c->serve && c->devices)
+		return error(ERR_PARSE,
+			     "%s:%u: key 'devices': a file system served over %s is exported "
+			     "from TEST and SCRATCH disks; leave the line out",
+			     file, key_line(lines, "devices"), c->serve);
+	if (!c->base && overlay)
+		return error(ERR_PARSE,
+			     "%s: missing key 'base' (the file system under the overlay, like "
+			     "base = ext4)",
+			     file);
+	if (!c->base && c->serve)
+		return error(ERR_PARSE,
+			     "%s: missing key 'base' (the file system exported over %s, like "
+			     "base = ext4)",
+			     file, c->serve);
+	if (c->base && ((!overlay && !c->serve) || !strcmp(c->base, c->fstyp)))
+		return error(ERR_PARSE,
+			     "%s:%u: key 'base': only an overlay (fstyp = overlay) or a file "
+			     "system served from local disks (serve = nfs) has a base, and it "
+			     "is another file system",
+			     file, key_line(lines, "base"));
+	return OK;
+}
+
 static enum status
 fs_config_parse_lines(const char *file, const char *name, const char *text, struct fs_config *out,
 		      unsigned *lines)
@@ -604,17 +651,8 @@ fs_config_parse_lines(const char *file, const char *name, const char *text, stru
 	}
 	if (rc == OK)
 		rc = check_devices(file, out, lines);
-	if (rc == OK && !out->base && !strcmp(out->fstyp, "overlay"))
-		rc = error(ERR_PARSE,
-			   "%s: missing key 'base' (the file system under the overlay, like "
-			   "base = ext4)",
-			   file);
-	else if (rc == OK && out->base &&
-		 (strcmp(out->fstyp, "overlay") || !strcmp(out->base, "overlay")))
-		rc = error(ERR_PARSE,
-			   "%s:%u: key 'base': only an overlay (fstyp = overlay) has a base, "
-			   "and it is another file system",
-			   file, key_line(lines, "base"));
+	if (rc == OK)
+		rc = check_base(file, out, lines);
 	if (rc != OK) {
 		fs_config_release(out);
 		return rc;
@@ -663,6 +701,7 @@ fs_config_release(struct fs_config *c)
 	free(c->mount_options);
 	free(c->devices);
 	free(c->base);
+	free(c->serve);
 	strvec_clear(&c->kconfig);
 	strvec_clear(&c->aliases);
 	strvec_clear(&c->env);

@@ -23,8 +23,8 @@
  *
  * The keys of profiles/fs/FS/CFG.conf (the fields of struct fs_config):
  * description, fstyp, test_size, scratch_size and kconfig are required;
- * mkfs_options, mount_options, pool_devices (2 to 16), logdev_size,
- * rtdev_size, aliases, env and exclude are optional. fstyp must be the
+ * mkfs_options, mount_options, devices, base, serve, pool_devices (2 to 16),
+ * logdev_size, rtdev_size, aliases, env and exclude are optional. fstyp must be the
  * directory's name (FS).
  *
  * `devices = none` is a file system without block devices (tmpfs): TEST_DEV
@@ -35,6 +35,17 @@
  * made, formatted and named in local.config as that file system (FSTYP=ext4;
  * mkfs_options and mount_options are the base's), and check runs with
  * -overlay, which stacks the overlay on them (OVL_BASE_FSTYP ...).
+ *
+ * `serve = nfs` (only with fstyp = nfs, and it requires a base) is a file
+ * system served over NFS from the guest itself, as xfstests-bld's
+ * nfs/loopback: the TEST and SCRATCH disks are made as the base file system
+ * (mkfs_options are the base's), mounted under /srv/fswb/{test,scratch} and
+ * exported there (rw, no_root_squash, an fsid each), the NFS server is
+ * started in the guest, and check runs with FSTYP=nfs,
+ * TEST_DEV=127.0.0.1:/srv/fswb/test and SCRATCH_DEV=127.0.0.1:/srv/fswb/scratch;
+ * mount_options are the NFS client's (NFS_MOUNT_OPTIONS, like
+ * -o rw,relatime,nfsvers=4.2). There is no LOGWRITES_DEV (dm-log-writes
+ * needs a block device under the file system tested).
  *
  * The keys of profiles/sets/NAME.conf: description (required), groups,
  * xgroups, env (each word NAME=value). A value wrapped whole in quotes is refused (nothing strips them). Names (FS, CFG, NAME)
@@ -89,7 +100,9 @@ struct fs_config {
 	char *mkfs_options;    /* MKFS_OPTIONS, "" for none */
 	char *mount_options;   /* MOUNT_OPTIONS, "" for none */
 	char *devices;	       /* "none": no block devices (tmpfs); NULL: the sizes below */
-	char *base;	       /* overlay: the file system under it ("ext4"), or NULL */
+	char *base;	       /* overlay: the file system under it ("ext4"); serve: the one
+				  exported ("ext4"); or NULL */
+	char *serve;	       /* "nfs": base is exported over NFS in the guest; or NULL */
 	uint64_t test_size;    /* TEST_DEV */
 	uint64_t scratch_size; /* SCRATCH_DEV (or each pool device) */
 	unsigned pool_devices; /* SCRATCH_DEV_POOL of N devices instead of SCRATCH_DEV; 0: none */

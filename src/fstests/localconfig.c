@@ -231,8 +231,13 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 	bool pool = cfg->pool_devices > 0;
 	bool scratch = pool || cfg->scratch_size > 0 || cfg->devices;
 	bool logdev = cfg->logdev_size > 0, rtdev = cfg->rtdev_size > 0;
-	/* an overlay's TEST and SCRATCH are its base's; check -overlay does the rest */
-	const char *fstyp = cfg->base ? cfg->base : cfg->fstyp;
+	/*
+	 * an overlay's TEST and SCRATCH are its base's; check -overlay does the
+	 * rest. A served base (nfs) is exported by the guest: check sees only
+	 * nfs, and the mkfs options are the base's, never given to check.
+	 */
+	const char *fstyp = cfg->base && !cfg->serve ? cfg->base : cfg->fstyp;
+	const char *mkfs = cfg->serve ? "" : cfg->mkfs_options;
 	bool same_fs = c->fstyp && !strcmp(c->fstyp, fstyp);
 	enum status rc;
 
@@ -288,12 +293,15 @@ put_section(struct writer *w, const struct localconfig_section *s, const char *r
 	if (d->scratch_mnt && *d->scratch_mnt && (rc = put_var(w, "SCRATCH_MNT", d->scratch_mnt)))
 		return rc;
 
-	if ((rc = put_options(w, "MKFS_OPTIONS", cfg->mkfs_options, fstyp, same_fs, &c->mkfs,
-			      false)) != OK ||
+	if ((rc = put_options(w, "MKFS_OPTIONS", mkfs, fstyp, same_fs, &c->mkfs, false)) != OK ||
 	    (rc = put_options(w, "MOUNT_OPTIONS", cfg->mount_options, fstyp, same_fs, &c->mount,
 			      true)) != OK ||
 	    (rc = put_options(w, "TEST_FS_MOUNT_OPTS", cfg->mount_options, fstyp, same_fs,
 			      &c->test_mount, true)) != OK)
+		return rc;
+	/* what an fstests user reads (and check's own default for nfs) */
+	if (cfg->serve && *cfg->mount_options &&
+	    (rc = put_var(w, "NFS_MOUNT_OPTIONS", cfg->mount_options)) != OK)
 		return rc;
 
 	if (logdev || rtdev) {

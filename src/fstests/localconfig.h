@@ -28,11 +28,12 @@
  * In every mode, values may not hold a newline or other control character.
  *
  * What is written for a configuration:
- *	FSTYP (an overlay's base), TEST_DEV, TEST_DIR		always
+ *	FSTYP (an overlay's base; nfs when served), TEST_DEV, TEST_DIR	always
  *	SCRATCH_DEV, SCRATCH_MNT				when scratch_size > 0
  *	SCRATCH_DEV_POOL (space-separated), SCRATCH_MNT		when pool_devices > 0
  *	MKFS_OPTIONS, MOUNT_OPTIONS				when not empty
  *	TEST_FS_MOUNT_OPTS (= MOUNT_OPTIONS)			when not empty
+ *	NFS_MOUNT_OPTIONS (= MOUNT_OPTIONS)		serve = nfs, when not empty
  *	USE_EXTERNAL=yes, SCRATCH_LOGDEV (TEST_LOGDEV)		when logdev_size > 0
  *	USE_EXTERNAL=yes, SCRATCH_RTDEV (TEST_RTDEV)		when rtdev_size > 0
  *	LOGWRITES_DEV						when one is given
@@ -45,6 +46,10 @@
  * with the first (common/rc _test_mount) and SCRATCH_MNT with the second, and
  * derives neither from the other, so without it TEST_DIR would be mounted
  * with the filesystem's defaults (unencrypted on ext4/encrypt, say).
+ * A configuration served over nfs (serve = nfs, core/profile.h) is FSTYP=nfs
+ * with TEST_DEV and SCRATCH_DEV as HOST:/PATH (what the guest exports), no
+ * MKFS_OPTIONS (its mkfs options make the exported base, which check never
+ * formats: _scratch_mkfs only empties an nfs SCRATCH_MNT).
  *
  * check carries settings from one section into the next, so every section
  * names every device variable (an unused one as NAME=, empty), empties a

@@ -185,7 +185,9 @@ kernel_needs_init(struct kernel_needs *n, const struct profiles *p, const struct
 		strvec_push(&n->configs, c->name);
 		if (!strvec_contains(&fstypes, c->fstyp))
 			strvec_push(&fstypes, c->fstyp);
-		if (c->base && !strvec_contains(&fstypes, c->base)) /* under an overlay */
+		if (c->base &&
+		    !strvec_contains(&fstypes,
+				     c->base)) /* under an overlay, or exported over nfs */
 			strvec_push(&fstypes, c->base);
 	}
 	path = xasprintf("%s/kconfig/fstests.config", p->dir);

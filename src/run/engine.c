@@ -1154,6 +1154,15 @@ disk_role_path(struct shard *sh, const struct session_disk *disks, size_t n, con
 	return NULL;
 }
 
+/*
+ * Where a file system served over NFS (serve = nfs) is exported in the
+ * guest, and the address check mounts it from: HOST:DIR is its TEST_DEV
+ * and SCRATCH_DEV.
+ */
+#define NFS_HOST	   "127.0.0.1"
+#define NFS_TEST_EXPORT	   "/srv/fswb/test"
+#define NFS_SCRATCH_EXPORT "/srv/fswb/scratch"
+
 /* The disks a configuration needs, in the order the guest sees them. */
 static size_t
 config_disks(const struct fs_config *c, struct session_disk *d, char names[][16])
@@ -1181,8 +1190,9 @@ config_disks(const struct fs_config *c, struct session_disk *d, char names[][16]
 		d[n++] = (struct session_disk){ .role = "test_rtdev", .size = c->rtdev_size };
 		d[n++] = (struct session_disk){ .role = "rtdev", .size = c->rtdev_size };
 	}
-	/* LOGWRITES_DEV for the log-replay tests (dm-log-writes), scratch-sized */
-	if (c->scratch_size)
+	/* LOGWRITES_DEV for the log-replay tests (dm-log-writes), scratch-sized;
+	 * not for a served file system, which is no block device */
+	if (c->scratch_size && !c->serve)
 		d[n++] = (struct session_disk){ .role = "logwrites", .size = c->scratch_size };
 	return n;
 }
@@ -1294,7 +1304,12 @@ keep_localconfig(struct shard *sh, const struct strbuf *lc, const struct strvec 
 
 	strbuf_addf(&text, "# %s: the local.config check read in the guest (HOST_OPTIONS)\n",
 		    sh->w->cfg->name);
-	if (mkfs->n) {
+	if (mkfs->n && sh->w->cfg->serve) {
+		strbuf_addf(&text,
+			    "# TEST_DEV is exported over %s by the guest; its disk was made with: ",
+			    sh->w->cfg->serve);
+		sq_quote_argv(&text, (const char *const *)mkfs->v);
+	} else if (mkfs->n) {
 		strbuf_adds(&text, "# TEST_DEV was made with: ");
 		sq_quote_argv(&text, (const char *const *)mkfs->v);
 	} else {
@@ -1395,11 +1410,19 @@ send_job(struct shard *sh)
 				 .config = "local.config",
 				 .result_base = where.results_dir,
 				 .mount_points = mounts };
-	/* without devices (tmpfs) TEST_DEV and SCRATCH_DEV are only names */
+	/* without devices (tmpfs) TEST_DEV and SCRATCH_DEV are only names; a
+	 * served file system's are the exports of its disks */
+	char *test_disk = disk_role_path(sh, disks, ndisks, "test");
+	char *scratch_disk = disk_role_path(sh, disks, ndisks, "scratch");
 	char *test_dev = w->cfg->devices ? xasprintf("%s_test", w->cfg->fstyp)
-					 : disk_role_path(sh, disks, ndisks, "test");
+			 : w->cfg->serve ? xasprintf("%s:%s", NFS_HOST, NFS_TEST_EXPORT)
+			 : test_disk	 ? xstrdup(test_disk)
+					 : NULL;
 	char *scratch = w->cfg->devices ? xasprintf("%s_scratch", w->cfg->fstyp)
-					: disk_role_path(sh, disks, ndisks, "scratch");
+			: w->cfg->serve ? xasprintf("%s:%s", NFS_HOST, NFS_SCRATCH_EXPORT)
+			: scratch_disk	? xstrdup(scratch_disk)
+					: NULL;
+	struct strvec mkfs_scratch = STRVEC_INIT, exports = STRVEC_INIT;
 	char *logdev = disk_role_path(sh, disks, ndisks, "logdev");
 	char *rtdev = disk_role_path(sh, disks, ndisks, "rtdev");
 	char *test_logdev = disk_role_path(sh, disks, ndisks, "test_logdev");
@@ -1429,7 +1452,9 @@ send_job(struct shard *sh)
 	sec.config = w->cfg;
 	sec.dev = &dev;
 	strvec_pushv(&opts, (const char *const[]){ "-R", "xunit", "-T", NULL });
-	if (w->cfg->base) /* the overlay over TEST and SCRATCH formatted as its base */
+	/* the overlay over TEST and SCRATCH formatted as its base (a served
+	 * base is no overlay: check sees only nfs) */
+	if (w->cfg->base && !w->cfg->serve)
 		strvec_push(&opts, "-overlay");
 	if (e->plan.dry_run)
 		strvec_push(&tests, "-n");
@@ -1440,9 +1465,20 @@ send_job(struct shard *sh)
 		strvec_pushf(&env, "KCONFIG_PATH=%s", kconfig);
 	}
 	if (!w->cfg->devices)
-		mkfs_words(w->cfg, test_dev, test_logdev, test_rtdev, &mkfs);
+		mkfs_words(w->cfg, test_disk, test_logdev, test_rtdev, &mkfs);
+	if (w->cfg->serve && test_disk && scratch_disk) {
+		/* check never formats an nfs SCRATCH: the guest makes both disks */
+		mkfs_words(w->cfg, scratch_disk, NULL, NULL, &mkfs_scratch);
+		strvec_pushv(&exports,
+			     (const char *const[]){ test_disk, NFS_TEST_EXPORT, scratch_disk,
+						    NFS_SCRATCH_EXPORT, NULL });
+		job.nfs_exports = (const char *const *)exports.v;
+		job.nfs_base = w->cfg->base;
+	}
 	/* the guest's next batch goes on with its TEST_DEV, as one check would */
 	job.mkfs_test = sh->job_sent || !mkfs.n ? NULL : (const char *const *)mkfs.v;
+	job.mkfs_scratch =
+		sh->job_sent || !mkfs_scratch.n ? NULL : (const char *const *)mkfs_scratch.v;
 	job.check_opts = (const char *const *)opts.v;
 	job.check_tests = (const char *const *)tests.v;
 	rc = wipe_confirmed(sh, ndisks);
@@ -1498,6 +1534,10 @@ send_job(struct shard *sh)
 	free(scratch_mnt);
 	free(test_dev);
 	free(scratch);
+	free(test_disk);
+	free(scratch_disk);
+	strvec_clear(&mkfs_scratch);
+	strvec_clear(&exports);
 	free(logdev);
 	free(rtdev);
 	free(test_logdev);

@@ -864,6 +864,11 @@ draw_fs(struct ui *ui, struct wizard *w, int y0, int body_h)
 			"disks  TEST %s, SCRATCH pool %u x %s",
 			format_size(c->test_size, a, sizeof(a)), c->pool_devices,
 			format_size(c->scratch_size, b, sizeof(b)));
+	else if (c->serve)
+		ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL,
+			"disks  TEST %s, SCRATCH %s, %s served over %s",
+			format_size(c->test_size, a, sizeof(a)),
+			format_size(c->scratch_size, b, sizeof(b)), c->base, c->serve);
 	else
 		ui_putf(ui, y++, x + 1, ui->cols - x - 2, R_NORMAL, "disks  TEST %s, SCRATCH %s",
 			format_size(c->test_size, a, sizeof(a)),

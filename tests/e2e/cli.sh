@@ -86,7 +86,7 @@ check "-c all is ext4's all.list" test "$(jq '.configs | length' <<<"$json")" -e
 err=$("$FSWB" plan --dump -c nosuchfs generic/001 2>&1)
 check "-c nosuchfs suggests nothing far-fetched" bash -c "! grep -q 'did you mean' <<<\"\$1\"" _ "$err"
 check "-c nosuchfs lists the filesystems there are" \
-	grep -qF "unknown configuration 'nosuchfs'; fswb has configurations for btrfs, exfat, ext2, ext3, ext4, f2fs, overlay, tmpfs, udf, vfat, xfs" <<<"$err"
+	grep -qF "unknown configuration 'nosuchfs'; fswb has configurations for btrfs, exfat, ext2, ext3, ext4, f2fs, nfs, overlay, tmpfs, udf, vfat, xfs" <<<"$err"
 json=$("$FSWB" plan --dump -c ext4 '*/001' 'generic/00?')
 check "test patterns as check takes them" grep -q '"\*/001"' <<<"$json"
 

@@ -983,6 +983,62 @@ test_job_env(void **state)
 	strbuf_release(&text);
 }
 
+/* A served file system: the scratch mkfs, the exports and their type, quoted. */
+static void
+test_job_env_nfs(void **state)
+{
+	static const char *const mkfs[] = { "mkfs.ext4", "-F", "/dev/vdc", NULL };
+	static const char *const exports[] = { "/dev/vdb", "/srv/fswb/test", "/dev/vdc",
+					       "/srv/fswb/it's a dir", NULL };
+	static const char *const odd[] = { "/dev/vdb", "/srv/fswb/test", "/dev/vdc", NULL };
+	static const char *const rel[] = { "/dev/vdb", "srv/test", NULL };
+	static const char script[] = ". \"$1\" || exit 9\n"
+				     "printf '%s\\0' \"$FSWB_NFS_BASE\"\n"
+				     "for v in FSWB_MKFS_SCRATCH FSWB_NFS_EXPORTS; do\n"
+				     "	eval \"val=\\$$v\"\n"
+				     "	eval \"set -- $val\"\n"
+				     "	printf '%s\\0' \"$#\"\n"
+				     "	for a; do printf '%s\\0' \"$a\"; done\n"
+				     "done\n";
+	struct agent_job job = { .mkfs_scratch = mkfs, .nfs_exports = exports, .nfs_base = "ext4" };
+	struct strbuf text = STRBUF_INIT, out = STRBUF_INIT;
+	struct strvec f = STRVEC_INIT;
+	char *path = test_tmp("jobnfs.env");
+	const char *args[] = { path, NULL };
+	const char *want[] = {
+		"ext4", "3",	    "mkfs.ext4",      "-F",	  "/dev/vdc",
+		"4",	"/dev/vdb", "/srv/fswb/test", "/dev/vdc", "/srv/fswb/it's a dir"
+	};
+
+	(void)state;
+	assert_int_equal(agent_job_env(&text, &job), OK);
+	test_write(path, text.buf);
+	assert_int_equal(run_shell(&shells[3], script, args, &out), 0);
+	split_nul(&out, &f);
+	assert_int_equal(f.n, ARRAY_SIZE(want));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		assert_string_equal(f.v[i], want[i]);
+	strvec_clear(&f);
+	strbuf_release(&out);
+
+	strbuf_reset(&text);
+	job.nfs_exports = odd;
+	assert_int_equal(agent_job_env(&text, &job), ERR_INVALID);
+	assert_string_equal(error_msg(), "job: the nfs exports are not pairs of a device and a "
+					 "directory (3 words)");
+	job.nfs_exports = rel;
+	assert_int_equal(agent_job_env(&text, &job), ERR_INVALID);
+	assert_string_equal(error_msg(), "job: the nfs export 'srv/test' is not an absolute path");
+	job.nfs_exports = exports;
+	job.nfs_base = "ext4; reboot";
+	assert_int_equal(agent_job_env(&text, &job), ERR_INVALID);
+	assert_string_equal(error_msg(), "job: the nfs exports need the file system type to mount "
+					 "them as (like ext4), not 'ext4; reboot'");
+	assert_int_equal(text.len, 0);
+	free(path);
+	strbuf_release(&text);
+}
+
 static void
 test_job_env_empty_and_bad(void **state)
 {
@@ -1801,6 +1857,7 @@ main(void)
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_job_env),
 		cmocka_unit_test(test_job_env_empty_and_bad),
+		cmocka_unit_test(test_job_env_nfs),
 	};
 #define AGENT_TESTS(i)                                                              \
 	cmocka_unit_test_prestate(test_agent_session, (void *)&shells[i]),          \

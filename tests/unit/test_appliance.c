@@ -1036,11 +1036,13 @@ test_lock_wait(void **state)
 static void
 test_packages_list(void **state)
 {
-	static const char *const must[] = {
-		"xfsprogs",    "e2fsprogs",    "btrfs-progs",  "f2fs-tools", "fio", "attr",
-		"acl",	       "quota",	       "mount",	       "kmod",	     "gcc", "make",
-		"xfslibs-dev", "liburing-dev", "uuid-runtime", "psmisc"
-	};
+	static const char *const must[] = { "xfsprogs", "e2fsprogs", "btrfs-progs", "f2fs-tools",
+					    "fio", "attr", "acl", "quota", "mount", "kmod", "gcc",
+					    "make", "xfslibs-dev", "liburing-dev", "uuid-runtime",
+					    "psmisc",
+					    /* nfs/loopback's server and client */
+					    "nfs-kernel-server", "nfs-common", "rpcbind",
+					    "iproute2" };
 	struct strvec v = STRVEC_INIT;
 
 	(void)state;

@@ -883,6 +883,53 @@ test_no_devices(void **state)
 	plan_release(&plan);
 }
 
+/*
+ * A file system served over NFS (nfs/loopback): both disks are made as the
+ * base, check is told HOST:/PATH, and a machine without the NFS server's
+ * tools says which packages it needs instead of running check. (This host's
+ * agent must not export anything: the test runs only where rpcbind is not
+ * installed, as on a build machine.)
+ */
+static void
+test_served_nfs(void **state)
+{
+	static const char *const tests[] = { "generic/001=pass", NULL };
+	struct ctx c = { 0 };
+	struct plan plan;
+	json_t *root;
+	char *path, *lc;
+
+	(void)state;
+	if (system("command -v rpcbind >/dev/null 2>&1 || command -v exportfs >/dev/null 2>&1") ==
+	    0)
+		skip();
+	plan_for(&plan, tests);
+	strvec_clear(&plan.configs);
+	strvec_push(&plan.configs, "nfs/loopback");
+	root = run(&c, &plan);
+	/* TEST's disk, then SCRATCH's, each made as ext4 */
+	assert_int_equal(count_lines(&c, "making the test filesystem: mkfs.ext4 -F"), 1);
+	assert_int_equal(count_lines(&c, "making the scratch filesystem to export: mkfs.ext4 -F"),
+			 1);
+	assert_true(count_lines(&c,
+				"'rpcbind' is not on this machine: a configuration served "
+				"over NFS needs the packages nfs-kernel-server and rpcbind") > 0);
+	assert_int_equal(count_lines(&c, "start generic/001"), 0);
+	path = path_join(c.dir, "results/nfs-loopback/local.config");
+	lc = test_read(path);
+	assert_non_null(strstr(lc, "\nexport FSTYP=nfs\n"));
+	assert_non_null(strstr(lc, "\nexport TEST_DEV=127.0.0.1:/srv/fswb/test\n"));
+	assert_non_null(strstr(lc, "\nexport SCRATCH_DEV=127.0.0.1:/srv/fswb/scratch\n"));
+	assert_non_null(strstr(lc, "\nexport NFS_MOUNT_OPTIONS='-o rw,relatime,nfsvers=4.2'\n"));
+	assert_null(strstr(lc, "LOGWRITES_DEV"));
+	assert_non_null(strstr(lc, "# TEST_DEV is exported over nfs by the guest; its disk was "
+				   "made with: mkfs.ext4 -F "));
+	free(lc);
+	free(path);
+	ctx_release(&c, root);
+	plan_release(&plan);
+}
+
 /* Many guests: four at once, every test once, each guest with some of them. */
 static void
 test_shards_many(void **state)
@@ -1070,6 +1117,7 @@ main(void)
 		cmocka_unit_test(test_shards_configs),
 		cmocka_unit_test(test_shards_many),
 		cmocka_unit_test(test_no_devices),
+		cmocka_unit_test(test_served_nfs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -382,13 +382,14 @@ test_shipped_profiles(void **state)
 			strvec_pushf(&pool, "/dev/pool%u", k);
 		joined = strvec_join(&pool, " ");
 		d.scratch_pool = pool.n ? (const char *const *)pool.v : NULL;
-		want[0] = c->base ? c->base : c->fstyp; /* check -overlay does the rest */
+		/* check -overlay does the rest; a served base is check's nfs */
+		want[0] = c->base && !c->serve ? c->base : c->fstyp;
 		want[1] = "/dev/vdb";
 		want[2] = "/mnt/test";
 		want[3] = c->pool_devices ? "<unset>" : "/dev/vdc";
 		want[4] = c->pool_devices ? joined : "<unset>";
 		want[5] = "/mnt/scratch";
-		want[6] = *c->mkfs_options ? c->mkfs_options : "<unset>";
+		want[6] = *c->mkfs_options && !c->serve ? c->mkfs_options : "<unset>";
 		want[7] = *c->mount_options ? c->mount_options : "<unset>";
 		want[8] = want[7]; /* TEST_DIR is mounted as SCRATCH is */
 		want[9] = ext ? "yes" : "<unset>";
@@ -428,6 +429,70 @@ test_shipped_profiles(void **state)
 	profiles_release(&p);
 	strvec_clear(&env);
 	free(dir);
+}
+
+/*
+ * serve = nfs: check sees FSTYP=nfs and the exports as TEST_DEV and
+ * SCRATCH_DEV, mounts both with the NFS options, and never gets the base's
+ * mkfs options (the guest made the base; check only empties SCRATCH_MNT).
+ */
+static void
+test_served_nfs(void **state)
+{
+	struct fs_config c = cfg("nfs/loopback", "nfs", "-b 4096", "-o rw,relatime,nfsvers=4.2");
+	struct fs_config e = cfg("ext4/4k", "ext4", "", "");
+	struct localconfig_devices d = vd, de = vd;
+	struct localconfig_section s[2] = { { &c, &d }, { &e, &de } };
+	struct strbuf out = STRBUF_INIT;
+	struct strvec got = STRVEC_INIT;
+	char *path, *script;
+	const char *want[NVARS] = { "nfs",
+				    "127.0.0.1:/srv/fswb/test",
+				    "/mnt/test",
+				    "127.0.0.1:/srv/fswb/scratch",
+				    "<unset>",
+				    "/mnt/scratch",
+				    "<unset>",
+				    "-o rw,relatime,nfsvers=4.2",
+				    "-o rw,relatime,nfsvers=4.2",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>",
+				    "<unset>" };
+
+	(void)state;
+	c.base = "ext4";
+	c.serve = "nfs";
+	d.test_dev = "127.0.0.1:/srv/fswb/test";
+	d.scratch_dev = "127.0.0.1:/srv/fswb/scratch";
+	assert_int_equal(localconfig_write(s, 1, NULL, NULL, &out), OK);
+	assert_null(strstr(out.buf, "-b 4096"));
+	path = write_text(out.buf);
+	source_plain(path, &got);
+	expect_vars(&got, 0, want);
+	strvec_clear(&got);
+	/* what common/config's _common_mount_opts reads for nfs */
+	script = xasprintf("set -e; . \"$1\"; bash -c 'printf \"%%s\\0\" \"$NFS_MOUNT_OPTIONS\"'");
+	run_bash(script, path, &got);
+	assert_int_equal(got.n, 1);
+	assert_string_equal(got.v[0], "-o rw,relatime,nfsvers=4.2");
+	strvec_clear(&got);
+	free(script);
+	free(path);
+
+	/* in sections, an ext4 section after it is ext4 on devices again */
+	strbuf_reset(&out);
+	assert_int_equal(localconfig_write(s, 2, NULL, NULL, &out), OK);
+	assert_non_null(strstr(out.buf, "[nfs_loopback]\nFSTYP=\"nfs\"\n"
+					"TEST_DEV=\"127.0.0.1:/srv/fswb/test\"\n"));
+	assert_non_null(strstr(out.buf, "NFS_MOUNT_OPTIONS=\"-o rw,relatime,nfsvers=4.2\"\n"));
+	assert_non_null(strstr(out.buf, "[ext4_4k]\nFSTYP=\"ext4\"\nTEST_DEV=\"/dev/vdb\"\n"));
+	strbuf_release(&out);
 }
 
 static void
@@ -661,6 +726,7 @@ main(void)
 		cmocka_unit_test(test_plain_devices), cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_config_env),    cmocka_unit_test(test_shipped_profiles),
 		cmocka_unit_test(test_section_names), cmocka_unit_test(test_sections_real_parser),
+		cmocka_unit_test(test_served_nfs),
 	};
 
 	return cmocka_run_group_tests_name("localconfig", tests, test_setup_hermetic,

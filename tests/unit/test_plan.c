@@ -432,8 +432,15 @@ test_test_dirs(void **state)
 	assert_int_equal(plan_check(&p, &prof), OK);
 	strvec_push(&p.tests.tests, "nfs/001");
 	expect_rc(plan_check(&p, &prof),
-		  "tests.tests[2]: 'nfs/001' is a test for nfs, and fswb has "
-		  "no configuration for nfs");
+		  "tests.tests[2]: 'nfs/001' is a test for nfs, and no chosen configuration is "
+		  "nfs (check would run it anyway, and it would fail); add one, e.g. -c "
+		  "nfs/loopback, or leave the test out");
+	strvec_push(&p.configs, "nfs/loopback");
+	assert_int_equal(plan_check(&p, &prof), OK);
+	strvec_push(&p.tests.tests, "ceph/001");
+	expect_rc(plan_check(&p, &prof),
+		  "tests.tests[3]: 'ceph/001' is a test for ceph, and fswb has "
+		  "no configuration for ceph");
 	/* plan_validate() comes first */
 	free(p.backend);
 	p.backend = xstrdup("qemuu");

@@ -42,6 +42,7 @@ static const char *const shipped_configs[] = {
 	"f2fs/compress",
 	"f2fs/default",
 	"f2fs/encrypt",
+	"nfs/loopback",
 	"overlay/ext4",
 	"overlay/xfs",
 	"tmpfs/default",
@@ -477,7 +478,7 @@ test_resolve_errors(void **state)
 	assert_null(strstr(error_msg(), "did you mean"));
 	assert_string_equal(error_msg(),
 			    "unknown configuration 'nosuchfs'; fswb has configurations for btrfs, "
-			    "exfat, ext2, ext3, ext4, f2fs, overlay, tmpfs, udf, vfat, xfs "
+			    "exfat, ext2, ext3, ext4, f2fs, nfs, overlay, tmpfs, udf, vfat, xfs "
 			    "(ext4/4k, xfs/4k...; "
 			    "'fswb profiles' "
 			    "lists them all)");
@@ -951,17 +952,80 @@ test_parse_base(void **state)
 					 "overlay, like base = ext4)");
 	text = xasprintf("%sbase = overlay\n", ovl);
 	assert_int_equal(fs_config_parse("o.conf", "overlay/x", text, &c), ERR_PARSE);
-	assert_string_equal(error_msg(), "o.conf:6: key 'base': only an overlay (fstyp = overlay) "
-					 "has a base, and it is another file system");
+	assert_string_equal(error_msg(),
+			    "o.conf:6: key 'base': only an overlay (fstyp = overlay) or a file "
+			    "system served from local disks (serve = nfs) has a base, and it is "
+			    "another file system");
 	free(text);
 	expect_parse("base = ext4\n", ERR_PARSE,
-		     "f.conf:6: key 'base': only an overlay (fstyp = overlay) has a base, and it "
-		     "is another file system");
+		     "f.conf:6: key 'base': only an overlay (fstyp = overlay) or a file system "
+		     "served from local disks (serve = nfs) has a base, and it is another file "
+		     "system");
 	/* what kbuild and the host check see: the base's fragment and mkfs too */
 	assert_string_equal(profiles_config(&shipped, "overlay/xfs")->base, "xfs");
 	assert_int_equal(profiles_resolve_config(&shipped, "overlay", &d), OK);
 	assert_string_equal(d->name, "overlay/ext4");
 	assert_string_equal(d->base, "ext4");
+}
+
+/* serve = nfs: the base file system exported over NFS in the guest */
+static void
+test_parse_serve(void **state)
+{
+	static const char nfs[] = "description = nfs over loopback\n"
+				  "fstyp = nfs\n"
+				  "test_size = 5G\n"
+				  "scratch_size = 5G\n"
+				  "kconfig = NFS_FS NFSD\n";
+	static const struct {
+		const char *extra, *message;
+	} bad[] = {
+		{ "serve = nfs\n", "n.conf: missing key 'base' (the file system exported over nfs, "
+				   "like base = ext4)" },
+		{ "serve = smb\nbase = ext4\n",
+		  "n.conf:6: key 'serve': 'smb' is not what it takes; write nfs (the base file "
+		  "systems exported over NFS in the guest), or leave the line out" },
+		{ "base = ext4\n", "n.conf:6: key 'base': only an overlay (fstyp = overlay) or a "
+				   "file system served from local disks (serve = nfs) has a base, "
+				   "and it is another file system" },
+		{ "serve = nfs\nbase = nfs\n",
+		  "n.conf:7: key 'base': only an overlay (fstyp = overlay) or a file system served "
+		  "from local disks (serve = nfs) has a base, and it is another file system" },
+	};
+	struct fs_config c;
+	const struct fs_config *d;
+	char *text = xasprintf("%sserve = nfs\nbase = ext4\n", nfs);
+
+	(void)state;
+	assert_int_equal(fs_config_parse("n.conf", "nfs/loopback", text, &c), OK);
+	assert_string_equal(c.serve, "nfs");
+	assert_string_equal(c.base, "ext4");
+	assert_string_equal(c.fstyp, "nfs");
+	fs_config_release(&c);
+	free(text);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		text = xasprintf("%s%s", nfs, bad[i].extra);
+		assert_int_equal(fs_config_parse("n.conf", "nfs/x", text, &c), ERR_PARSE);
+		assert_string_equal(error_msg(), bad[i].message);
+		free(text);
+	}
+	/* only an nfs configuration is served over nfs */
+	text = xasprintf("description = x\nfstyp = ext4\ntest_size = 1G\nscratch_size = 1G\n"
+			 "kconfig = EXT4_FS\nserve = nfs\nbase = xfs\n");
+	assert_int_equal(fs_config_parse("e.conf", "ext4/x", text, &c), ERR_PARSE);
+	assert_string_equal(error_msg(), "e.conf:6: key 'serve': a configuration served over nfs "
+					 "is of fstyp = nfs (the base key names the file system "
+					 "exported)");
+	free(text);
+	/* the shipped one, by the names xfstests-bld gives it */
+	assert_int_equal(profiles_resolve_config(&shipped, "nfs", &d), OK);
+	assert_string_equal(d->name, "nfs/loopback");
+	assert_string_equal(d->serve, "nfs");
+	assert_string_equal(d->base, "ext4");
+	assert_int_equal(profiles_resolve_config(&shipped, "nfs/default", &d), OK);
+	assert_string_equal(d->name, "nfs/loopback");
+	assert_true(strvec_contains(&d->kconfig, "NFSD"));
+	assert_true(strvec_contains(&d->kconfig, "NFS_V4"));
 }
 
 static void
@@ -988,7 +1052,7 @@ test_parse_errors(void **state)
 	expect_parse("= 5\n", ERR_PARSE, "f.conf:6: no key before '='; write it as 'key = value'");
 	expect_parse("frobnicate = yes\n", ERR_PARSE,
 		     "f.conf:6: unknown key 'frobnicate'; the keys are: description, fstyp, "
-		     "mkfs_options, mount_options, devices, base, test_size, scratch_size, "
+		     "mkfs_options, mount_options, devices, base, serve, test_size, scratch_size, "
 		     "pool_devices, "
 		     "logdev_size, rtdev_size, kconfig, aliases, env, exclude");
 	expect_parse("scratch size = 1G\n", ERR_PARSE,
@@ -1177,6 +1241,7 @@ main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_no_devices),
 		cmocka_unit_test(test_parse_base),
+		cmocka_unit_test(test_parse_serve),
 		cmocka_unit_test(test_parse_set),
 	};
 
