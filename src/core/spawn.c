@@ -74,34 +74,17 @@ set_exit(struct child *child, int status)
 	}
 }
 
+static bool reap_one(struct child *child);
+
 /* The loop's child hook: reap every child of this loop that has exited. */
 static void
 reap_children(struct loop *loop, void *data)
 {
-	struct child *c;
-
 	(void)data;
 again:
-	for (c = running_children; c; c = c->next) {
-		int status = 0;
-		pid_t r;
-
-		if (c->loop != loop)
-			continue;
-		r = waitpid(c->pid, &status, WNOHANG);
-		if (r == 0 || (r < 0 && errno == EINTR))
-			continue;
-		if (r == c->pid)
-			set_exit(c, status);
-		else
-			memset(&c->exit, 0, sizeof(c->exit)); /* reaped elsewhere */
-		list_remove(c);
-		c->running = false;
-		/* The callback may free c or start children: start over after it. */
-		if (c->on_exit)
-			c->on_exit(c, c->data);
-		goto again;
-	}
+	for (struct child *c = running_children; c; c = c->next)
+		if (c->loop == loop && reap_one(c))
+			goto again; /* its callback may have freed it or started children */
 }
 
 static void
