@@ -40,15 +40,6 @@ wait_answer(struct loop *loop, struct answer *a)
 }
 
 static void
-assert_no_children(void)
-{
-	pid_t r = waitpid(-1, NULL, WNOHANG);
-
-	if (r != -1 || errno != ECHILD)
-		fail_msg("a child process is left behind (waitpid: %d)", (int)r);
-}
-
-static void
 test_probe_in_worker(void **state)
 {
 	struct loop *loop = loop_new();

@@ -76,15 +76,6 @@ start(struct loop *loop, struct seen *s, const char *script, int timeout_ms, uns
 }
 
 static void
-assert_no_children(void)
-{
-	pid_t r = waitpid(-1, NULL, WNOHANG);
-
-	if (r != -1 || errno != ECHILD)
-		fail_msg("a child process is left behind (waitpid: %d)", (int)r);
-}
-
-static void
 test_lines_and_done(void **state)
 {
 	struct loop *loop = loop_new();

@@ -18,16 +18,6 @@
 #include "core/spawn.h"
 #include "core/util.h"
 
-/* No child of this process is left, reaped or not. */
-static void
-assert_no_children(void)
-{
-	pid_t r = waitpid(-1, NULL, WNOHANG);
-
-	if (r != -1 || errno != ECHILD)
-		fail_msg("a child process is left behind (waitpid: %d)", (int)r);
-}
-
 /* Collects one pipe of a child until EOF. */
 struct sink {
 	struct strbuf buf;

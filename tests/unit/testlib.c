@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "testlib.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/paths.h"
@@ -114,4 +116,13 @@ test_read(const char *path)
 	if (read_file(path, 1u << 30, &buf, &len) != OK)
 		fail_msg("cannot read '%s': %s", path, error_msg());
 	return buf;
+}
+
+void
+assert_no_children(void)
+{
+	pid_t r = waitpid(-1, NULL, WNOHANG);
+
+	if (r != -1 || errno != ECHILD)
+		fail_msg("a child process is left behind (waitpid: %d)", (int)r);
 }

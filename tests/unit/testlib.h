@@ -26,6 +26,9 @@ extern char *test_scratch;
 int test_setup_hermetic(void **state);
 int test_teardown_hermetic(void **state);
 
+/* No child of this process is left, reaped or not (fails the test otherwise). */
+void assert_no_children(void);
+
 /* The fswb source tree (FSWB_SRCDIR, else the build's). free() it. */
 char *test_srcdir(void);
 /* A path below the source tree: test_path("profiles"). free() it. */
