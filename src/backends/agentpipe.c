@@ -54,8 +54,8 @@ notify_exit(struct agent_pipe *p)
 		p->why_exit = p->why_from_err && p->last_err
 				      ? xasprintf("%s (%s)", p->last_err,
 						  child_exit_str(&p->child->exit, buf, sizeof(buf)))
-				      : xasprintf("the agent %s",
-						  child_exit_str(&p->child->exit, buf, sizeof(buf)));
+				      : xasprintf("the agent %s", child_exit_str(&p->child->exit,
+										 buf, sizeof(buf)));
 	}
 	p->cb.on_exit(p->data, code, p->why_exit);
 }
