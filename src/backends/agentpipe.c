@@ -52,8 +52,7 @@ notify_exit(struct agent_pipe *p)
 	} else if (!p->child->exit.exited || p->child->exit.code) {
 		code = ERR_CHILD;
 		p->why_exit = p->why_from_err && p->last_err
-				      ? xasprintf("%s (%s)", p->last_err,
-						  child_exit_str(&p->child->exit, buf, sizeof(buf)))
+				      ? xstrdup(p->last_err)
 				      : xasprintf("the agent %s", child_exit_str(&p->child->exit,
 										 buf, sizeof(buf)));
 	}
@@ -87,7 +86,8 @@ drain(struct agent_pipe *p, int fd, bool is_err, void (*fn)(void *, const char *
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		if (is_err)
 			keep_err(p, buf, (size_t)n);
-		fn(p->data, buf, (size_t)n);
+		if (!is_err || !p->why_from_err)
+			fn(p->data, buf, (size_t)n);
 	}
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		loop_del_fd(p->loop, fd);

@@ -37,7 +37,10 @@ struct agent_pipe {
 	bool cancelled, notified, out_open, err_open, con_open;
 	uint64_t kill_timer;
 	char *why_exit;
-	/* why the child ended is the last line it wrote on stderr (a worker's own words) */
+	/*
+	 * stderr is the child's own words, not console: why it ended is the
+	 * last line it wrote there (a worker that holds a connection)
+	 */
 	bool why_from_err;
 	/* optional: called when the child is gone or killed (stdio stops check's group) */
 	void (*on_gone)(void *owner);
