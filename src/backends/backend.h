@@ -299,6 +299,13 @@ struct backend_ops {
 	/* Optional (NULL: no). The machine is slow (emulated): test limits are stretched. */
 	bool (*slow)(void *priv);
 
+	/*
+	 * Optional (NULL: as many as the host or --shards say). How many
+	 * machines the plan names (ssh's host=a,b,c): one session runs on each,
+	 * session_spec.slot says which; 0: none named.
+	 */
+	unsigned (*machines)(const struct plan *plan);
+
 	/* Optional, required with BACKEND_COSTS: what the run will cost, one line; free() it. */
 	char *(*cost)(const struct plan *plan);
 };

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "backends/agentpipe.h"
+#include "backends/ssh_int.h"
 #include "core/paths.h"
 
 #define BOOT_DEFAULT	   300 /* a reboot of real hardware takes minutes */
@@ -114,11 +115,18 @@ hosts_check(const char *value)
 	strvec_split(&v, value, ",");
 	if (!v.n)
 		rc = error(ERR_INVALID, "name the test machine: a host name or address");
-	for (size_t i = 0; rc == OK && i < v.n; i++)
+	for (size_t i = 0; rc == OK && i < v.n; i++) {
 		if (!plain_word(v.v[i], ".-_:"))
 			rc = error(ERR_INVALID,
 				   "'%s' is not a host name or address (letters, digits, . - _ :)",
 				   v.v[i]);
+		for (size_t j = 0; rc == OK && j < i; j++)
+			if (!strcmp(v.v[i], v.v[j]))
+				rc = error(ERR_INVALID,
+					   "'%s' is named twice: each machine runs one session "
+					   "(its work directory is locked)",
+					   v.v[i]);
+	}
 	strvec_clear(&v);
 	return rc;
 }
@@ -681,9 +689,8 @@ human_size(const char *bytes, char *out, size_t len)
 	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
 }
 
-/* What the inspection of a session's machine found that stops the run; OK when nothing. */
-static enum status
-inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *name)
+enum status
+ssh_inspect_verdict(const char *text, const struct ssh_machine *m)
 {
 	struct strvec lines = STRVEC_INIT, missing = STRVEC_INIT, pkgs = STRVEC_INIT;
 	struct strvec unnamed = STRVEC_INIT, unnamed_devs = STRVEC_INIT;
@@ -709,20 +716,20 @@ inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *
 				&why,
 				"%sthere is no fstests in %s on %s (no executable check): "
 				"build fstests there, or give its directory with -o fstests=DIR",
-				why.len ? "; " : "", s->fstests, name);
+				why.len ? "; " : "", m->fstests, m->name);
 		} else if (f.n == 1 && !strcmp(f.v[0], "NOWORK")) {
 			strbuf_addf(&why, "%scannot make %s on %s: give a writable -o workdir=DIR",
-				    why.len ? "; " : "", s->work, name);
+				    why.len ? "; " : "", m->work, m->name);
 		} else if (f.n == 2 && !strcmp(f.v[0], "MISSING")) {
 			strvec_push(&missing, f.v[1]);
 		} else if (f.n >= 3 && !strcmp(f.v[0], "DEV")) {
 			const char *dev = f.v[1];
-			bool named = strvec_contains(&s->wipe, dev);
+			bool named = strvec_contains(m->wipe, dev);
 			char size[32], *holds;
 
 			if (f.n < 8) {
 				strbuf_addf(&why, "%s%s is not a block device on %s",
-					    why.len ? "; " : "", dev, name);
+					    why.len ? "; " : "", dev, m->name);
 				strvec_clear(&f);
 				continue;
 			}
@@ -736,7 +743,7 @@ inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *
 					  strcmp(f.v[5], "-") ? f.v[5] : "");
 			if (!strcmp(f.v[5], "/"))
 				strbuf_addf(&why, "%s%s holds the root file system of %s: never",
-					    why.len ? "; " : "", holds, name);
+					    why.len ? "; " : "", holds, m->name);
 			else if (strcmp(f.v[5], "-"))
 				strbuf_addf(&why,
 					    "%s%s is mounted: unmount it first, or name another "
@@ -772,7 +779,7 @@ inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *
 		strbuf_addf(&why,
 			    "%sthe tests format %s on %s, destroying what %s: if that is what you "
 			    "want, confirm with --yes-destroy %s (-o wipe=%s)",
-			    why.len ? "; " : "", list, name,
+			    why.len ? "; " : "", list, m->name,
 			    unnamed.n > 1 ? "they hold" : "it holds", devs, devs);
 		free(list);
 		free(devs);
@@ -781,7 +788,7 @@ inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *
 		char *tools = strvec_join(&missing, ", "), *cmd = install_command(id, like, &pkgs);
 
 		strbuf_addf(&why, "%s%s lacks %s, which the tests need: %s", why.len ? "; " : "",
-			    name, tools, cmd);
+			    m->name, tools, cmd);
 		free(tools);
 		free(cmd);
 	}
@@ -936,8 +943,11 @@ inspect(const struct ssh_session_priv *s, ssh_session ss)
 			   "cannot run commands as root on %s%s: log in as root, or let %s use "
 			   "sudo without a password",
 			   name, strcmp(s->t.user, "root") ? " (sudo -n failed)" : "", s->t.user);
-	if (rc == OK)
-		rc = inspect_verdict(out.buf, s, name);
+	if (rc == OK) {
+		struct ssh_machine m = { name, s->fstests, s->work, &s->wipe };
+
+		rc = ssh_inspect_verdict(out.buf, &m);
+	}
 	if (rc != OK) {
 		say("%s", error_msg());
 		code = WK_FAIL;
@@ -1011,7 +1021,7 @@ agent_command(const struct ssh_session_priv *s)
 		    "*fswb-agent*) kill -TERM \"$p\" 2>/dev/null;; esac; fi; "
 		    "exec 9> %s; "
 		    "if command -v flock >/dev/null 2>&1; then flock -w %d 9 || exit %d; fi; "
-		    "echo $$ > %s; exec sh %s --stdio --workdir %s",
+		    "echo $$ > %s; exec sh %s --stdio --kept-machine --workdir %s",
 		    pid.buf, pid.buf, lock.buf, LOCK_WAIT, EXIT_LOCKED, pid.buf, agent.buf,
 		    run.buf);
 	out = as_root(&s->t, sb.buf);
@@ -1404,6 +1414,21 @@ ssh_probe(const struct plan *plan, struct backend_probe *out)
 	return OK;
 }
 
+static unsigned
+ssh_machines(const struct plan *plan)
+{
+	const char *hosts = plan_backend_opt(plan, "host");
+	struct strvec v = STRVEC_INIT;
+	unsigned n;
+
+	if (!hosts)
+		return 0;
+	strvec_split(&v, hosts, ",");
+	n = (unsigned)v.n;
+	strvec_clear(&v);
+	return n;
+}
+
 static enum status
 ssh_backend_init(void)
 {
@@ -1433,4 +1458,5 @@ const struct backend_ops ssh_backend = {
 	.boot_limit = ssh_boot_limit,
 	.silence_limit = ssh_silence_limit,
 	.notice = ssh_notice,
+	.machines = ssh_machines,
 };
