@@ -91,6 +91,15 @@ struct backend_probe {
 	char *why;     /* why not, or a caveat (KVM missing); may be NULL */
 	char *fix;     /* the exact command or step that fixes it; may be NULL */
 	bool slow;     /* works, but slowly (TCG): timeouts are multiplied */
+	/*
+	 * What the user must confirm before a run can start, in words ("trust
+	 * the host key ED25519 SHA256:... of root@box:22", "format /dev/vdb
+	 * (8.0 GiB, ext4) on root@box:22, destroying what it holds"), and the
+	 * backend option that confirming sets ("hostkey=SHA256:...",
+	 * "wipe=/dev/vdb"); both NULL when nothing waits for the user.
+	 */
+	char *confirm;
+	char *confirm_opt;
 };
 
 void backend_probe_release(struct backend_probe *p);

@@ -17,8 +17,10 @@
  * Host keys are checked strictly against fswb's own known_hosts
  * (DATA/ssh/known_hosts; -o known-hosts=user adds ~/.ssh/known_hosts): an
  * unknown key is refused with its SHA256 fingerprint unless the user
- * confirmed it (-o hostkey=accept-new, which --accept-new-host-key and the
- * wizard give); a changed key is always refused. Credentials are never
+ * confirmed that very key (-o hostkey=SHA256:..., which the wizard sets
+ * once the user typed yes to the fingerprint it showed) or any new key
+ * (-o hostkey=accept-new, --accept-new-host-key); a changed key is always
+ * refused. Credentials are never
  * printed or logged: a key is named by its path, never shown.
  *
  * Before the agent starts, the machine is inspected (a script on the exec
@@ -74,6 +76,7 @@ enum {
 /* Where and how to connect; every string owned. */
 struct target {
 	char *host, *user, *key, *known_hosts;
+	char *hostkey_fp; /* the SHA256 fingerprint the user confirmed, or NULL */
 	unsigned port;
 	bool user_known_hosts, accept_new, use_config;
 };
@@ -169,11 +172,12 @@ yes_no_check(const char *value)
 static enum status
 hostkey_check(const char *value)
 {
-	return !strcmp(value, "strict") || !strcmp(value, "accept-new")
-		       ? OK
-		       : error(ERR_INVALID,
-			       "give strict (known keys only) or accept-new (an "
-			       "unknown key is added; a changed one is still refused)");
+	if (!strcmp(value, "strict") || !strcmp(value, "accept-new") ||
+	    (!strncmp(value, "SHA256:", 7) && strlen(value) > 20 && plain_word(value + 7, "+/=")))
+		return OK;
+	return error(ERR_INVALID, "give strict (known keys only), accept-new (an unknown key "
+				  "is added; a changed one is still refused) or the SHA256:... "
+				  "fingerprint of the one key to add");
 }
 
 static enum status
@@ -220,15 +224,15 @@ devs_check(const char *value)
 }
 
 static const struct backend_option ssh_options[] = {
-	{ "host", "HOST[,HOST...]", hosts_check },	   /* the machines; one per shard */
-	{ "port", "PORT", port_check },			   /* 22 */
-	{ "user", "NAME", user_check },			   /* root; else sudo -n on the machine */
-	{ "key", "FILE", key_check },			   /* else ssh-agent, then ~/.ssh's keys */
-	{ "hostkey", "strict|accept-new", hostkey_check }, /* strict */
-	{ "known-hosts", "fswb|user", known_check },	   /* fswb: fswb's own file only */
-	{ "ssh-config", "yes|no", yes_no_check },	   /* no: ~/.ssh/config is not read */
-	{ "fstests", "DIR", remote_dir_check },		   /* fstests on the machine (required) */
-	{ "workdir", "DIR", remote_dir_check },		   /* /var/tmp/fswb on the machine */
+	{ "host", "HOST[,HOST...]", hosts_check }, /* the machines; one per shard */
+	{ "port", "PORT", port_check },		   /* 22 */
+	{ "user", "NAME", user_check },		   /* root; else sudo -n on the machine */
+	{ "key", "FILE", key_check },		   /* else ssh-agent, then ~/.ssh's keys */
+	{ "hostkey", "strict|accept-new|SHA256:...", hostkey_check }, /* strict */
+	{ "known-hosts", "fswb|user", known_check }, /* fswb: fswb's own file only */
+	{ "ssh-config", "yes|no", yes_no_check },    /* no: ~/.ssh/config is not read */
+	{ "fstests", "DIR", remote_dir_check },	     /* fstests on the machine (required) */
+	{ "workdir", "DIR", remote_dir_check },	     /* /var/tmp/fswb on the machine */
 	{ "test", "DEV", dev_check },
 	{ "scratch", "DEV", dev_check },
 	{ "pool", "DEV,DEV...", devs_check },
@@ -266,6 +270,7 @@ target_release(struct target *t)
 	free(t->user);
 	free(t->key);
 	free(t->known_hosts);
+	free(t->hostkey_fp);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -292,6 +297,7 @@ target_make(opt_fn *opt, const void *src, unsigned slot, struct target *t)
 	t->user = xstrdup((v = opt(src, "user")) ? v : "root");
 	t->key = (v = opt(src, "key")) ? xstrdup(v) : NULL;
 	t->accept_new = (v = opt(src, "hostkey")) && !strcmp(v, "accept-new");
+	t->hostkey_fp = v && !strncmp(v, "SHA256:", 7) ? xstrdup(v) : NULL;
 	t->user_known_hosts = (v = opt(src, "known-hosts")) && !strcmp(v, "user");
 	t->use_config = (v = opt(src, "ssh-config")) && !strcmp(v, "yes");
 	rc = fswb_dir_make(DIR_DATA, "ssh", &dir);
@@ -347,9 +353,14 @@ fingerprint(ssh_session ss, char **type)
 	return out;
 }
 
-/* Host key check; the refusals say what to do. */
+/* An unknown host key, for the user to confirm (the probe asks). */
+struct seen_key {
+	char *type, *fp;
+};
+
+/* Host key check; the refusals say what to do. An unknown key goes to *seen (may be NULL). */
 static enum status
-check_host_key(ssh_session ss, const struct target *t)
+check_host_key(ssh_session ss, const struct target *t, struct seen_key *seen)
 {
 	char *type = NULL, *fp = fingerprint(ss, &type), *name = target_name(t);
 	char hostspec[300];
@@ -376,7 +387,14 @@ check_host_key(ssh_session ss, const struct target *t)
 		break;
 	case SSH_KNOWN_HOSTS_NOT_FOUND:
 	case SSH_KNOWN_HOSTS_UNKNOWN:
-		if (t->accept_new) {
+		if (t->hostkey_fp && strcmp(t->hostkey_fp, fp)) {
+			rc = error(ERR_INVALID,
+				   "REFUSED: the host key of %s is %s key %s, not the %s that was "
+				   "confirmed: check the machine before you trust it",
+				   name, type ? type : "a", fp, t->hostkey_fp);
+			break;
+		}
+		if (t->accept_new || t->hostkey_fp) {
 			if (ssh_session_update_known_hosts(ss) != SSH_OK)
 				rc = error(ERR_IO, "cannot record the host key of %s in %s: %s",
 					   name, t->known_hosts, ssh_get_error(ss));
@@ -390,6 +408,10 @@ check_host_key(ssh_session ss, const struct target *t)
 			   name, type ? type : "a", fp,
 			   type && !strncmp(type, "ssh-", 4) ? type + 4 : "ed25519",
 			   t->known_hosts);
+		if (seen) {
+			seen->type = type ? xstrdup(type) : NULL;
+			seen->fp = xstrdup(fp);
+		}
 		break;
 	default:
 		rc = error(ERR_IO, "cannot check the host key of %s against %s: %s", name,
@@ -460,7 +482,7 @@ tcp_watch(ssh_session ss)
  * network's (worth trying again while a machine reboots), not a refusal.
  */
 static enum status
-ssh_open(const struct target *t, ssh_session *out, bool *network)
+ssh_open(const struct target *t, ssh_session *out, bool *network, struct seen_key *seen)
 {
 	ssh_session ss = ssh_new();
 	long timeout = CONNECT_TIMEOUT;
@@ -494,7 +516,7 @@ ssh_open(const struct target *t, ssh_session *out, bool *network)
 		goto out;
 	}
 	tcp_watch(ss);
-	rc = check_host_key(ss, t);
+	rc = check_host_key(ss, t, seen);
 	if (rc == OK)
 		rc = authenticate(ss, t);
 out:
@@ -598,10 +620,10 @@ static const char inspect_script[] =
 	"  like=$(. /etc/os-release; echo \"${ID_LIKE:-}\")\n"
 	"fi\n"
 	"printf 'OS\\t%s\\t%s\\n' \"$id\" \"$like\"\n"
-	"[ -x \"$fst/check\" ] || echo NOCHECK\n"
+	"[ \"$fst\" = - ] || [ -x \"$fst/check\" ] || echo NOCHECK\n"
 	"for t in $tools; do command -v \"$t\" >/dev/null 2>&1 || printf 'MISSING\\t%s\\n' \"$t\"; "
 	"done\n"
-	"mkdir -p \"$work\" && chmod 0700 \"$work\" || echo NOWORK\n"
+	"[ \"$work\" = - ] || { mkdir -p \"$work\" && chmod 0700 \"$work\"; } || echo NOWORK\n"
 	"for d; do\n"
 	"  if [ ! -b \"$d\" ]; then printf 'DEV\\t%s\\tnone\\n' \"$d\"; continue; fi\n"
 	"  size=$(blockdev --getsize64 \"$d\" 2>/dev/null || echo 0)\n"
@@ -690,7 +712,7 @@ human_size(const char *bytes, char *out, size_t len)
 }
 
 enum status
-ssh_inspect_verdict(const char *text, const struct ssh_machine *m)
+ssh_inspect_verdict(const char *text, const struct ssh_machine *m, struct ssh_verdict *v)
 {
 	struct strvec lines = STRVEC_INIT, missing = STRVEC_INIT, pkgs = STRVEC_INIT;
 	struct strvec unnamed = STRVEC_INIT, unnamed_devs = STRVEC_INIT;
@@ -772,6 +794,11 @@ ssh_inspect_verdict(const char *text, const struct ssh_machine *m)
 
 		if (!strvec_contains(&pkgs, p))
 			strvec_push(&pkgs, p);
+	}
+	if (v) {
+		v->blocked = why.len || missing.n;
+		strvec_copy(&v->unconfirmed, &unnamed_devs);
+		strvec_copy(&v->holds, &unnamed);
 	}
 	if (unnamed.n) {
 		char *list = strvec_join(&unnamed, ", "), *devs = strvec_join(&unnamed_devs, ",");
@@ -885,7 +912,7 @@ connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 	enum status rc;
 
 	for (;;) {
-		rc = ssh_open(&s->t, ss, &network);
+		rc = ssh_open(&s->t, ss, &network, NULL);
 		if (rc == OK)
 			break;
 		if (!network || worker_stop || now_ms() + RETRY_MS >= until) {
@@ -912,52 +939,69 @@ connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 static const char *const base_tools[] = { "bash",     "awk", "xfs_io", "blkid", "lsblk",
 					  "blockdev", "tar", "gzip",   NULL };
 
+/*
+ * Inspect the machine (inspect_script) for fstests in fstests and the tools,
+ * making work ("-" for either: not asked), with the devices; the verdict
+ * into *v (may be NULL), OK when nothing stops a run.
+ */
+static enum status
+inspect_machine(ssh_session ss, const struct target *t, const char *fstests, const char *work,
+		const char *tools, const struct strvec *devs, const struct strvec *wipe,
+		struct ssh_verdict *v)
+{
+	struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
+	char *root_cmd, *name = target_name(t);
+	int status;
+	enum status rc;
+
+	strbuf_adds(&cmd, "sh -s -- ");
+	sh_quote(&cmd, fstests);
+	strbuf_addch(&cmd, ' ');
+	sh_quote(&cmd, work);
+	strbuf_addch(&cmd, ' ');
+	sh_quote(&cmd, tools);
+	for (size_t i = 0; i < devs->n; i++) {
+		if (!*devs->v[i])
+			continue;
+		strbuf_addch(&cmd, ' ');
+		sh_quote(&cmd, devs->v[i]);
+	}
+	root_cmd = as_root(t, cmd.buf);
+	rc = run_remote(ss, root_cmd, inspect_script, strlen(inspect_script), &out, &status);
+	if (rc == OK && status != 0 && !out.len)
+		rc = error(ERR_INVALID,
+			   "cannot run commands as root on %s%s: log in as root, or let %s use "
+			   "sudo without a password",
+			   name, strcmp(t->user, "root") ? " (sudo -n failed)" : "", t->user);
+	if (rc == OK) {
+		struct ssh_machine m = { name, fstests, work, wipe };
+
+		rc = ssh_inspect_verdict(out.buf, &m, v);
+	}
+	free(root_cmd);
+	free(name);
+	strbuf_release(&cmd);
+	strbuf_release(&out);
+	return rc;
+}
+
 static int
 inspect(const struct ssh_session_priv *s, ssh_session ss)
 {
-	struct strbuf cmd = STRBUF_INIT, tools = STRBUF_INIT, out = STRBUF_INIT;
-	char *root_cmd, *name = target_name(&s->t);
-	int status, code = WK_OK;
+	struct strbuf tools = STRBUF_INIT;
 	enum status rc;
 
 	for (size_t i = 0; base_tools[i]; i++)
 		strbuf_addf(&tools, "%s ", base_tools[i]);
 	if (s->disks.n && s->fstyp && strcmp(s->fstyp, "tmpfs"))
 		strbuf_addf(&tools, "mkfs.%s", s->fstyp);
-	strbuf_adds(&cmd, "sh -s -- ");
-	sh_quote(&cmd, s->fstests);
-	strbuf_addch(&cmd, ' ');
-	sh_quote(&cmd, s->work);
-	strbuf_addch(&cmd, ' ');
-	sh_quote(&cmd, tools.buf);
-	for (size_t i = 0; i < s->disks.n; i++) {
-		if (!*s->disks.v[i])
-			continue;
-		strbuf_addch(&cmd, ' ');
-		sh_quote(&cmd, s->disks.v[i]);
-	}
-	root_cmd = as_root(&s->t, cmd.buf);
-	rc = run_remote(ss, root_cmd, inspect_script, strlen(inspect_script), &out, &status);
-	if (rc == OK && status != 0 && !out.len)
-		rc = error(ERR_INVALID,
-			   "cannot run commands as root on %s%s: log in as root, or let %s use "
-			   "sudo without a password",
-			   name, strcmp(s->t.user, "root") ? " (sudo -n failed)" : "", s->t.user);
-	if (rc == OK) {
-		struct ssh_machine m = { name, s->fstests, s->work, &s->wipe };
-
-		rc = ssh_inspect_verdict(out.buf, &m);
-	}
+	rc = inspect_machine(ss, &s->t, s->fstests, s->work, tools.buf, &s->disks, &s->wipe, NULL);
+	strbuf_release(&tools);
 	if (rc != OK) {
 		say("%s", error_msg());
-		code = WK_FAIL;
+		return WK_FAIL;
 	}
-	free(root_cmd);
-	free(name);
-	strbuf_release(&cmd);
-	strbuf_release(&tools);
-	strbuf_release(&out);
-	return code;
+	return WK_OK;
 }
 
 /* The agent into WORK/fswb-agent (cat on the exec channel: it works under sudo too). */
@@ -1374,40 +1418,115 @@ ssh_notice(void *priv)
 
 /* ---- probe, doctor -------------------------------------------------------------- */
 
+/* The devices the plan names, each once: every role's option and the pool's members. */
+static void
+named_devices(const struct plan *plan, struct strvec *out)
+{
+	static const char *const roles[] = { "test",	   "scratch",	"pool",
+					     "logdev",	   "rtdev",	"test_logdev",
+					     "test_rtdev", "logwrites", NULL };
+
+	for (size_t i = 0; roles[i]; i++) {
+		const char *v = plan_backend_opt(plan, roles[i]);
+		struct strvec d = STRVEC_INIT;
+
+		if (v)
+			strvec_split(&d, v, ",");
+		for (size_t j = 0; j < d.n; j++)
+			if (!strvec_contains(out, d.v[j]))
+				strvec_push(out, d.v[j]);
+		strvec_clear(&d);
+	}
+}
+
+/*
+ * Usable when fswb can log in and run as root on the first machine, its
+ * fstests is there and the devices the plan names may be formatted. What
+ * waits for the user (an unknown host key, devices to confirm) is in
+ * confirm and confirm_opt.
+ */
 static enum status
 ssh_probe(const struct plan *plan, struct backend_probe *out)
 {
 	struct target t;
+	struct seen_key seen = { 0 };
+	struct ssh_verdict v = { .unconfirmed = STRVEC_INIT, .holds = STRVEC_INIT };
+	struct strvec devs = STRVEC_INIT, wipe = STRVEC_INIT;
+	const char *fstests = plan_backend_opt(plan, "fstests");
 	ssh_session ss = NULL;
 	bool network;
 	char *name;
 	enum status rc = target_make(plan_opt, plan, 0, &t);
 
 	if (rc != OK) {
-		out->summary = xstrdup("not usable: no test machine named");
-		out->why = xstrdup(error_msg());
-		out->fix = xstrdup("give -o host=HOST (and -o user=, -o key=, -o fstests=DIR, "
-				   "-o test=DEV, -o scratch=DEV)");
+		out->summary = xstrdup("not usable yet: no test machine named");
+		out->fix = xstrdup("host=HOST fstests=DIR test=DEV scratch=DEV (-o; o)");
 		error_clear();
 		return OK;
 	}
 	name = target_name(&t);
-	rc = ssh_open(&t, &ss, &network);
-	if (rc == OK) {
+	rc = ssh_open(&t, &ss, &network, &seen);
+	if (rc != OK) {
+		out->summary =
+			seen.fp ? xasprintf("not usable yet: %s, its host key is not known", name)
+				: xasprintf("not usable: %s", name);
+		if (!seen.fp)
+			out->why = xstrdup(error_msg());
+		if (seen.fp) {
+			out->confirm = xasprintf("trust the host key %s %s of %s (compare it with "
+						 "ssh-keygen -lf on the machine's host key)",
+						 seen.type ? seen.type : "", seen.fp, name);
+			out->confirm_opt = xasprintf("hostkey=%s", seen.fp);
+		} else if (network) {
+			out->fix =
+				xstrdup("check that the machine is up and its sshd listens there "
+					"(port=PORT)");
+		}
+		error_clear();
+		goto out;
+	}
+	named_devices(plan, &devs);
+	if (plan_backend_opt(plan, "wipe"))
+		strvec_split(&wipe, plan_backend_opt(plan, "wipe"), ",");
+	rc = inspect_machine(ss, &t, fstests ? fstests : "-", "-", "", &devs, &wipe, &v);
+	if (rc == OK && !fstests) {
+		out->summary = xasprintf("not usable yet: %s has no fstests named", name);
+		out->fix =
+			xstrdup("name fstests on the machine: fstests=DIR (a built fstests tree)");
+	} else if (rc == OK && !devs.n) {
+		out->summary = xasprintf("not usable yet: no devices named on %s", name);
+		out->fix =
+			xstrdup("name its disks for the tests: test=DEV and scratch=DEV (they are "
+				"formatted)");
+	} else if (rc == OK) {
+		char *list = strvec_join(&devs, ", ");
+
 		out->usable = true;
-		out->summary = xasprintf("ready: %s (its own kernel)", name);
-		if (!plan_backend_opt(plan, "fstests"))
-			out->why = xstrdup("fstests on the machine is not named yet");
-		if (!plan_backend_opt(plan, "fstests"))
-			out->fix = xstrdup("give -o fstests=DIR (the fstests tree on the machine)");
+		out->summary = xasprintf("ready: %s (its own kernel; formats %s)", name, list);
+		free(list);
+	} else if (!v.blocked && v.unconfirmed.n) {
+		char *holds = strvec_join(&v.holds, ", "), *list = strvec_join(&wipe, ",");
+		char *more = strvec_join(&v.unconfirmed, ",");
+
+		out->summary = xasprintf("not usable yet: %s, devices to confirm", name);
+		out->confirm = xasprintf("format %s on %s, destroying what %s", holds, name,
+					 v.unconfirmed.n > 1 ? "they hold" : "it holds");
+		out->confirm_opt = xasprintf("wipe=%s%s%s", list, wipe.n ? "," : "", more);
+		free(holds);
+		free(list);
+		free(more);
 	} else {
 		out->summary = xasprintf("not usable: %s", name);
 		out->why = xstrdup(error_msg());
-		out->fix = xstrdup(network ? "check the machine is up and sshd listens there; "
-					     "-o port=PORT"
-					   : "see above");
-		error_clear();
 	}
+	error_clear();
+out:
+	free(seen.type);
+	free(seen.fp);
+	strvec_clear(&v.unconfirmed);
+	strvec_clear(&v.holds);
+	strvec_clear(&devs);
+	strvec_clear(&wipe);
 	ssh_close(ss);
 	free(name);
 	target_release(&t);

@@ -3,6 +3,8 @@
 #ifndef FSWB_BACKENDS_SSH_INT_H
 #define FSWB_BACKENDS_SSH_INT_H
 
+#include <stdbool.h>
+
 #include "core/status.h"
 #include "core/util.h"
 
@@ -13,12 +15,20 @@ struct ssh_machine {
 	const struct strvec *wipe;  /* the devices the user confirmed */
 };
 
+/* What stops a run beyond the message, for a front end to ask the user. */
+struct ssh_verdict {
+	bool blocked;		   /* something besides a confirmation stops the run */
+	struct strvec unconfirmed; /* the devices the user must confirm (wipe=) */
+	struct strvec holds;	   /* each with what it holds: "/dev/vdb (8.0 GiB, ext4)" */
+};
+
 /*
  * The verdict on what the inspection script printed on the machine (its
  * output is untrusted): OK, or one message naming everything that stops the
  * run (no fstests, missing tools with the install command, devices mounted,
  * root, swap, held or not confirmed, with what each holds).
  */
-enum status ssh_inspect_verdict(const char *text, const struct ssh_machine *m);
+enum status ssh_inspect_verdict(const char *text, const struct ssh_machine *m,
+				struct ssh_verdict *v);
 
 #endif

@@ -62,6 +62,8 @@ test_options(void **state)
 	expect_option("key=/nonexistent/id_ed25519", "no readable key file");
 	expect_option("hostkey=yes", "strict");
 	expect_option("hostkey=accept-new", NULL);
+	expect_option("hostkey=SHA256:fp+v7DPtKswKoo+FwNaOSrE108S2rvwW0SVjUJdHI7s", NULL);
+	expect_option("hostkey=SHA256:x;y", "fingerprint");
 	expect_option("fstests=relative/xfstests", "absolute path");
 	expect_option("fstests=/root/xfs'tests", "absolute path");
 	expect_option("fstests=/root/../etc", "absolute path");
@@ -84,7 +86,7 @@ verdict(const char *text, const char *wipe)
 
 	if (wipe)
 		strvec_split(&w, wipe, ",");
-	rc = ssh_inspect_verdict(text, &m);
+	rc = ssh_inspect_verdict(text, &m, NULL);
 	strvec_clear(&w);
 	return rc;
 }
@@ -138,6 +140,35 @@ test_verdict(void **state)
 	assert_int_equal(verdict("", NULL), OK);
 }
 
+/* What a front end asks the user: the devices to confirm, apart from what blocks the run. */
+static void
+test_verdict_to_confirm(void **state)
+{
+	struct strvec w = STRVEC_INIT;
+	struct ssh_machine m = { "root@box:22", "/root/xfstests", "/var/tmp/fswb", &w };
+	struct ssh_verdict v = { false, STRVEC_INIT, STRVEC_INIT };
+
+	(void)state;
+	strvec_push(&w, "/dev/vdb");
+	assert_int_equal(ssh_inspect_verdict("DEV\t/dev/vdb\t1\t-\t-\t-\t-\t-\n"
+					     "DEV\t/dev/vdc\t1073741824\txfs\t-\t-\t-\t-\n",
+					     &m, &v),
+			 ERR_INVALID);
+	assert_false(v.blocked);
+	assert_int_equal(v.unconfirmed.n, 1);
+	assert_string_equal(v.unconfirmed.v[0], "/dev/vdc");
+	assert_string_equal(v.holds.v[0], "/dev/vdc (1.0 GiB, xfs)");
+	strvec_clear(&v.unconfirmed);
+	strvec_clear(&v.holds);
+	/* a mounted device blocks: confirming cannot help */
+	assert_int_equal(ssh_inspect_verdict("DEV\t/dev/vdb\t1\t-\t-\t/mnt\t-\t-\n", &m, &v),
+			 ERR_INVALID);
+	assert_true(v.blocked);
+	strvec_clear(&v.unconfirmed);
+	strvec_clear(&v.holds);
+	strvec_clear(&w);
+}
+
 static void
 test_one_session_per_machine(void **state)
 {
@@ -171,6 +202,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_verdict),
+		cmocka_unit_test(test_verdict_to_confirm),
 		cmocka_unit_test(test_one_session_per_machine),
 	};
 
