@@ -143,6 +143,8 @@ struct backend_doctor_opts {
 	const char *kernel;  /* a kernel to boot for a trial, or NULL */
 	bool run_programs;   /* it may run programs (boot a guest for a trial) */
 	unsigned trial_ms;   /* such a trial's limit; 0: the backend's */
+	/* the user's plan (fswb doctor --backend NAME -o KEY=VALUE): its machine; or NULL */
+	const struct plan *plan;
 };
 
 /* One architecture, as the plan names it and as machines spell it. */

@@ -481,8 +481,17 @@ tcp_watch(ssh_session ss)
  * Connect, check the host key, log in. *network says the failure was the
  * network's (worth trying again while a machine reboots), not a refusal.
  */
+/* How far ssh_open got: the doctor's findings. */
+enum open_stage {
+	STAGE_CONNECT,
+	STAGE_HOSTKEY,
+	STAGE_LOGIN,
+	STAGE_DONE,
+};
+
 static enum status
-ssh_open(const struct target *t, ssh_session *out, bool *network, struct seen_key *seen)
+ssh_open_staged(const struct target *t, ssh_session *out, bool *network, struct seen_key *seen,
+		enum open_stage *stage)
 {
 	ssh_session ss = ssh_new();
 	long timeout = CONNECT_TIMEOUT;
@@ -493,6 +502,7 @@ ssh_open(const struct target *t, ssh_session *out, bool *network, struct seen_ke
 
 	*out = NULL;
 	*network = false;
+	*stage = STAGE_CONNECT;
 	if (!ss) {
 		free(name);
 		return error(ERR_NOMEM, "cannot make an ssh session");
@@ -516,9 +526,14 @@ ssh_open(const struct target *t, ssh_session *out, bool *network, struct seen_ke
 		goto out;
 	}
 	tcp_watch(ss);
+	*stage = STAGE_HOSTKEY;
 	rc = check_host_key(ss, t, seen);
-	if (rc == OK)
+	if (rc == OK) {
+		*stage = STAGE_LOGIN;
 		rc = authenticate(ss, t);
+	}
+	if (rc == OK)
+		*stage = STAGE_DONE;
 out:
 	free(user_kh);
 	free(name);
@@ -529,6 +544,14 @@ out:
 	}
 	*out = ss;
 	return OK;
+}
+
+static enum status
+ssh_open(const struct target *t, ssh_session *out, bool *network, struct seen_key *seen)
+{
+	enum open_stage stage = STAGE_CONNECT;
+
+	return ssh_open_staged(t, out, network, seen, &stage);
 }
 
 static void
@@ -1533,6 +1556,148 @@ out:
 	return OK;
 }
 
+static void
+finding(struct backend_finding *out, size_t max, size_t *n, enum finding_state state,
+	const char *name, char *detail, char *fix)
+{
+	if (*n >= max) {
+		free(detail);
+		free(fix);
+		return;
+	}
+	out[(*n)++] = (struct backend_finding){
+		.state = state, .name = name, .detail = detail, .fix = fix
+	};
+}
+
+/* One part of the inspection as a finding: OK, else what blocks (MISSING) or waits (WARN). */
+static void
+inspect_finding(ssh_session ss, const struct target *t, const char *fstests, const char *tools,
+		const struct strvec *devs, const struct strvec *wipe, const char *name,
+		char *ok_detail, struct backend_finding *out, size_t max, size_t *n)
+{
+	struct ssh_verdict v = { .unconfirmed = STRVEC_INIT, .holds = STRVEC_INIT };
+
+	if (inspect_machine(ss, t, fstests, "-", tools, devs, wipe, &v) == OK)
+		finding(out, max, n, FINDING_OK, name, ok_detail, NULL);
+	else {
+		finding(out, max, n, v.blocked ? FINDING_MISSING : FINDING_WARN, name,
+			xstrdup(error_msg()), NULL);
+		free(ok_detail);
+	}
+	error_clear();
+	strvec_clear(&v.unconfirmed);
+	strvec_clear(&v.holds);
+}
+
+/*
+ * `fswb doctor --backend ssh -o host=...`: the machine reached, its host key,
+ * the login, root, fstests, the tools, the devices; without a machine named,
+ * how to name one.
+ */
+static size_t
+ssh_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backend_finding *out,
+	   size_t max)
+{
+	const struct plan *plan =
+		o->plan && o->plan->backend && !strcmp(o->plan->backend, "ssh") ? o->plan : NULL;
+	struct target t;
+	struct seen_key seen = { 0 };
+	struct strvec devs = STRVEC_INIT, wipe = STRVEC_INIT, none = STRVEC_INIT;
+	enum open_stage stage;
+	ssh_session ss = NULL;
+	bool network;
+	char *name, *tools;
+	const char *fstests;
+	size_t n = 0;
+	int status;
+
+	if (!plan || target_make(plan_opt, plan, 0, &t) != OK) {
+		error_clear();
+		finding(out, max, &n, FINDING_OK, "test machine",
+			xstrdup("none named here; fswb doctor --backend ssh -o host=HOST [-o "
+				"user=, "
+				"key=, fstests=DIR, test=DEV, scratch=DEV] checks one"),
+			NULL);
+		return n;
+	}
+	name = target_name(&t);
+	if (ssh_open_staged(&t, &ss, &network, &seen, &stage) != OK) {
+		static const char *const what[] = { "connection", "host key", "login" };
+
+		finding(out, max, &n, FINDING_MISSING, what[stage], xstrdup(error_msg()),
+			stage == STAGE_CONNECT
+				? xstrdup("check that the machine is up and its sshd "
+					  "listens there (-o port=PORT)")
+			: seen.fp ? xasprintf("compare it with the machine's key, then pass "
+					      "--accept-new-host-key (or -o hostkey=%s)",
+					      seen.fp)
+				  : NULL);
+		error_clear();
+		goto out;
+	}
+	finding(out, max, &n, FINDING_OK, "connection", xasprintf("reached %s", name), NULL);
+	finding(out, max, &n, FINDING_OK, "host key", xasprintf("known, in %s", t.known_hosts),
+		NULL);
+	finding(out, max, &n, FINDING_OK, "login", xstrdup("the key was accepted"), NULL);
+	{
+		char *cmd = as_root(&t, "id -u");
+		struct strbuf idout = STRBUF_INIT;
+
+		if (run_remote(ss, cmd, NULL, 0, &idout, &status) != OK || status ||
+		    strncmp(idout.buf ? idout.buf : "", "0", 1)) {
+			finding(out, max, &n, FINDING_MISSING, "root",
+				xasprintf("cannot run commands as root on %s", name),
+				xasprintf("log in as root, or let %s use sudo without a password",
+					  t.user));
+			error_clear();
+			free(cmd);
+			strbuf_release(&idout);
+			goto out;
+		}
+		free(cmd);
+		strbuf_release(&idout);
+		finding(out, max, &n, FINDING_OK, "root",
+			xstrdup(strcmp(t.user, "root") ? "through sudo -n" : "logged in as root"),
+			NULL);
+	}
+	fstests = plan_backend_opt(plan, "fstests");
+	if (fstests)
+		inspect_finding(ss, &t, fstests, "", &none, &none, "fstests",
+				xasprintf("%s/check is there", fstests), out, max, &n);
+	else
+		finding(out, max, &n, FINDING_WARN, "fstests", xstrdup("not named"),
+			xstrdup("-o fstests=DIR: a built fstests tree on the machine"));
+	tools = xasprintf("bash awk xfs_io blkid lsblk blockdev tar gzip mkfs.ext4 mkfs.xfs "
+			  "mkfs.btrfs");
+	inspect_finding(ss, &t, "-", tools, &none, &none, "tools",
+			xstrdup("fstests' tools and mkfs for ext4, xfs and btrfs are there"), out,
+			max, &n);
+	free(tools);
+	named_devices(plan, &devs);
+	if (plan_backend_opt(plan, "wipe"))
+		strvec_split(&wipe, plan_backend_opt(plan, "wipe"), ",");
+	if (devs.n) {
+		char *list = strvec_join(&devs, ", ");
+
+		inspect_finding(ss, &t, "-", "", &devs, &wipe, "devices",
+				xasprintf("%s: there, not in use, confirmed", list), out, max, &n);
+		free(list);
+	} else {
+		finding(out, max, &n, FINDING_WARN, "devices", xstrdup("none named"),
+			xstrdup("-o test=DEV -o scratch=DEV: devices the tests may format"));
+	}
+out:
+	free(seen.type);
+	free(seen.fp);
+	strvec_clear(&devs);
+	strvec_clear(&wipe);
+	ssh_close(ss);
+	free(name);
+	target_release(&t);
+	return n;
+}
+
 static unsigned
 ssh_machines(const struct plan *plan)
 {
@@ -1578,4 +1743,5 @@ const struct backend_ops ssh_backend = {
 	.silence_limit = ssh_silence_limit,
 	.notice = ssh_notice,
 	.machines = ssh_machines,
+	.doctor = ssh_doctor,
 };
