@@ -109,29 +109,115 @@ plain_word(const char *v, const char *extra)
 	return true;
 }
 
+typedef const char *opt_fn(const void *src, const char *key);
+
+static const char *
+plan_opt(const void *src, const char *key)
+{
+	return plan_backend_opt(src, key);
+}
+
+static const char *
+spec_opt(const void *src, const char *key)
+{
+	return session_spec_opt(src, key);
+}
+
+/* Each host once, each a host name or address. */
+static enum status
+hosts_valid(const struct strvec *v, const char *where)
+{
+	if (!v->n)
+		return error(ERR_INVALID, "name the test machine: a host name or address%s", where);
+	for (size_t i = 0; i < v->n; i++) {
+		if (!plain_word(v->v[i], ".-_:"))
+			return error(
+				ERR_INVALID,
+				"'%s'%s is not a host name or address (letters, digits, . - _ :)",
+				v->v[i], where);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(v->v[i], v->v[j]))
+				return error(ERR_INVALID,
+					     "'%s'%s is named twice: each machine runs one session "
+					     "(its work directory is locked)",
+					     v->v[i], where);
+	}
+	return OK;
+}
+
 static enum status
 hosts_check(const char *value)
 {
 	struct strvec v = STRVEC_INIT;
-	enum status rc = OK;
+	enum status rc;
 
 	strvec_split(&v, value, ",");
-	if (!v.n)
-		rc = error(ERR_INVALID, "name the test machine: a host name or address");
-	for (size_t i = 0; rc == OK && i < v.n; i++) {
-		if (!plain_word(v.v[i], ".-_:"))
-			rc = error(ERR_INVALID,
-				   "'%s' is not a host name or address (letters, digits, . - _ :)",
-				   v.v[i]);
-		for (size_t j = 0; rc == OK && j < i; j++)
-			if (!strcmp(v.v[i], v.v[j]))
-				rc = error(ERR_INVALID,
-					   "'%s' is named twice: each machine runs one session "
-					   "(its work directory is locked)",
-					   v.v[i]);
-	}
+	rc = hosts_valid(&v, "");
 	strvec_clear(&v);
 	return rc;
+}
+
+#define HOSTS_FILE_MAX (64u << 10)
+
+/* The machines of a hosts file: one per line; blank lines and # comments are skipped. */
+static enum status
+hosts_file_read(const char *path, struct strvec *out)
+{
+	char *text = NULL, *where;
+	size_t len;
+	struct strvec lines = STRVEC_INIT;
+	enum status rc = read_file(path, HOSTS_FILE_MAX, &text, &len);
+
+	if (rc != OK)
+		return rc;
+	strvec_split(&lines, text, "\n");
+	for (size_t i = 0; i < lines.n; i++) {
+		char *l = lines.v[i], *hash = strchr(l, '#'), *end;
+
+		if (hash)
+			*hash = 0;
+		while (*l == ' ' || *l == '\t')
+			l++;
+		end = l + strlen(l);
+		while (end > l && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+			*--end = 0;
+		if (*l)
+			strvec_push(out, l);
+	}
+	where = xasprintf(" (in %s)", path);
+	rc = hosts_valid(out, where);
+	free(where);
+	strvec_clear(&lines);
+	free(text);
+	return rc;
+}
+
+static enum status
+hosts_file_check(const char *value)
+{
+	struct strvec v = STRVEC_INIT;
+	enum status rc = hosts_file_read(value, &v);
+
+	strvec_clear(&v);
+	return rc;
+}
+
+/* The machines the options name: host=a,b,c or hosts=FILE. */
+static enum status
+host_list(opt_fn *opt, const void *src, struct strvec *out)
+{
+	const char *hosts = opt(src, "host"), *file = opt(src, "hosts");
+
+	if (hosts && file)
+		return error(ERR_INVALID, "give the machines either as -o host=A,B or in a file "
+					  "with -o hosts=FILE, not both");
+	if (file)
+		return hosts_file_read(file, out);
+	if (hosts)
+		strvec_split(out, hosts, ",");
+	if (!out->n)
+		return error(ERR_INVALID, "the ssh backend needs the test machine: -o host=HOST");
+	return OK;
 }
 
 static enum status
@@ -225,6 +311,7 @@ devs_check(const char *value)
 
 static const struct backend_option ssh_options[] = {
 	{ "host", "HOST[,HOST...]", hosts_check }, /* the machines; one per shard */
+	{ "hosts", "FILE", hosts_file_check },	   /* or in a file, one a line */
 	{ "port", "PORT", port_check },		   /* 22 */
 	{ "user", "NAME", user_check },		   /* root; else sudo -n on the machine */
 	{ "key", "FILE", key_check },		   /* else ssh-agent, then ~/.ssh's keys */
@@ -249,20 +336,6 @@ static const struct backend_option ssh_options[] = {
 
 /* ---- the target ------------------------------------------------------------- */
 
-typedef const char *opt_fn(const void *src, const char *key);
-
-static const char *
-plan_opt(const void *src, const char *key)
-{
-	return plan_backend_opt(src, key);
-}
-
-static const char *
-spec_opt(const void *src, const char *key)
-{
-	return session_spec_opt(src, key);
-}
-
 static void
 target_release(struct target *t)
 {
@@ -278,18 +351,16 @@ target_release(struct target *t)
 static enum status
 target_make(opt_fn *opt, const void *src, unsigned slot, struct target *t)
 {
-	const char *hosts = opt(src, "host"), *v;
 	struct strvec hv = STRVEC_INIT;
+	const char *v;
 	char *dir = NULL;
 	enum status rc;
 
 	memset(t, 0, sizeof(*t));
-	if (!hosts)
-		return error(ERR_INVALID, "the ssh backend needs the test machine: -o host=HOST");
-	strvec_split(&hv, hosts, ",");
-	if (!hv.n) {
+	rc = host_list(opt, src, &hv);
+	if (rc != OK) {
 		strvec_clear(&hv);
-		return error(ERR_INVALID, "the ssh backend needs the test machine: -o host=HOST");
+		return rc;
 	}
 	t->host = xstrdup(hv.v[slot % hv.n]);
 	strvec_clear(&hv);
@@ -1701,14 +1772,10 @@ out:
 static unsigned
 ssh_machines(const struct plan *plan)
 {
-	const char *hosts = plan_backend_opt(plan, "host");
 	struct strvec v = STRVEC_INIT;
-	unsigned n;
+	unsigned n = host_list(plan_opt, plan, &v) == OK ? (unsigned)v.n : 0;
 
-	if (!hosts)
-		return 0;
-	strvec_split(&v, hosts, ",");
-	n = (unsigned)v.n;
+	error_clear();
 	strvec_clear(&v);
 	return n;
 }

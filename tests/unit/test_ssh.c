@@ -75,6 +75,35 @@ test_options(void **state)
 	expect_option("pool=/dev/sdb,sdc", "/dev/");
 	expect_option("wipe=/dev/sdb,/dev/sd c", "/dev/");
 	expect_option("accel=tcg", "takes no option 'accel'");
+	expect_option("hosts=/nonexistent/hosts", "/nonexistent/hosts");
+}
+
+/* A hosts file: one machine a line, comments and blank lines skipped, each once. */
+static void
+test_hosts_file(void **state)
+{
+	char *good = test_tmp("hosts"), *bad = test_tmp("bad");
+	char *kv;
+	struct plan p;
+
+	(void)state;
+	test_write(good, "# the lab\nbox1.lab  # NVMe\n\n  box2.lab\r\nbox3\n");
+	test_write(bad, "box1\nbox1 ; rm -rf /\n");
+	kv = xasprintf("hosts=%s", good);
+	expect_option(kv, NULL);
+	free(kv);
+	kv = xasprintf("hosts=%s", bad);
+	expect_option(kv, "not a host name");
+	free(kv);
+	plan_init(&p);
+	plan_defaults(&p);
+	free(p.backend);
+	p.backend = xstrdup("ssh");
+	plan_set_backend_opt(&p, "hosts", good);
+	assert_int_equal(backend_find("ssh")->machines(&p), 3);
+	plan_release(&p);
+	free(good);
+	free(bad);
 }
 
 static enum status
@@ -201,6 +230,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_options),
+		cmocka_unit_test_setup_teardown(test_hosts_file, test_setup_hermetic,
+						test_teardown_hermetic),
 		cmocka_unit_test(test_verdict),
 		cmocka_unit_test(test_verdict_to_confirm),
 		cmocka_unit_test(test_one_session_per_machine),
