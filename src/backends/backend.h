@@ -180,7 +180,8 @@ struct session_spec {
 	const char *kernel;	      /* kernel image (BACKEND_BOOTS_KERNEL), else NULL */
 	const char *initrd;	      /* initramfs, or NULL when the kernel needs none */
 	const char *cmdline;	      /* a fragment for the kernel command line, or NULL */
-	const char *appliance;	      /* root filesystem image (BACKEND_APPLIANCE), never written */
+	const char *appliance;	      /* root filesystem image (BACKEND_APPLIANCE, or when
+					 fstests_from_appliance said yes), never written */
 	const char *agent;	      /* fswb-agent on this host: for a machine without the
 					 appliance, the backend runs or installs it */
 	const struct session_disk *disks;
@@ -316,6 +317,14 @@ struct backend_ops {
 	 * session_spec.slot says which; 0: none named.
 	 */
 	unsigned (*machines)(const struct plan *plan);
+
+	/*
+	 * Optional (NULL: no). A backend without BACKEND_APPLIANCE whose machine
+	 * has no fstests of its own for this plan: the engine makes the
+	 * appliance anyway and the session takes fstests from it
+	 * (spec->appliance).
+	 */
+	bool (*fstests_from_appliance)(const struct plan *plan);
 
 	/* Optional, required with BACKEND_COSTS: what the run will cost, one line; free() it. */
 	char *(*cost)(const struct plan *plan);

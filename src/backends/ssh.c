@@ -2,7 +2,10 @@
 /*
  * The ssh backend: a prepared test machine reached over ssh (libssh; no
  * ssh program is run). The machine boots its own kernel and has fstests
- * already (-o fstests=DIR on it); fswb pushes its agent, runs it over one
+ * built (-o fstests=DIR on it), or takes the appliance's: read out of the
+ * image, packed once per appliance in fswb's cache and pushed over SFTP
+ * into WORK/fstests-KEY, where a second run finds it (the engine makes the
+ * appliance for that: fstests_from_appliance). fswb pushes its agent, runs it over one
  * exec channel with --stdio and reads the kernel log on a second one
  * (dmesg --follow-new, else journalctl -kf). TEST, SCRATCH and the other
  * disks are the machine's devices, named as options.
@@ -38,11 +41,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libssh/libssh.h>
+#include <libssh/sftp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +91,7 @@ struct ssh_session_priv {
 	struct target t;
 	char *work, *run_dir, *fstests, *job_dir, *mnt_dir, *results_dir;
 	char *agent, *agent_remote; /* fswb-agent here, and where it goes on the machine */
+	char *appliance, *fskey;    /* fstests from this appliance image (its key), or NULL */
 	struct strvec disks;	    /* the device of each spec disk, "" when the machine has none */
 	struct strvec wipe;	    /* the devices the user named in wipe= */
 	char *fstyp;
@@ -318,8 +324,8 @@ static const struct backend_option ssh_options[] = {
 	{ "hostkey", "strict|accept-new|SHA256:...", hostkey_check }, /* strict */
 	{ "known-hosts", "fswb|user", known_check }, /* fswb: fswb's own file only */
 	{ "ssh-config", "yes|no", yes_no_check },    /* no: ~/.ssh/config is not read */
-	{ "fstests", "DIR", remote_dir_check },	     /* fstests on the machine (required) */
-	{ "workdir", "DIR", remote_dir_check },	     /* /var/tmp/fswb on the machine */
+	{ "fstests", "DIR", remote_dir_check }, /* fstests on the machine, else the appliance's */
+	{ "workdir", "DIR", remote_dir_check }, /* /var/tmp/fswb on the machine */
 	{ "test", "DEV", dev_check },
 	{ "scratch", "DEV", dev_check },
 	{ "pool", "DEV,DEV...", devs_check },
@@ -1098,6 +1104,193 @@ inspect(const struct ssh_session_priv *s, ssh_session ss)
 	return WK_OK;
 }
 
+/*
+ * The appliance's fstests as a tarball in fswb's cache, made once per
+ * appliance: /opt/fstests read out of the image with debugfs (nothing is
+ * mounted), then packed. *out gets its path.
+ */
+static enum status
+fstests_tarball(const struct ssh_session_priv *s, char **out)
+{
+	char *cache = NULL, *tarball, *tmp = NULL, *tmptar = NULL, *rdump;
+	struct loop *loop = NULL;
+	struct strbuf log = STRBUF_INIT;
+	struct child_exit ex;
+	enum status rc = fswb_dir_make(DIR_CACHE, "ssh", &cache);
+
+	if (rc != OK)
+		return rc;
+	tarball = xasprintf("%s/fstests-%s.tar.gz", cache, s->fskey);
+	if (path_exists(tarball))
+		goto done;
+	note("packing the appliance's fstests for the test machine (once per appliance)");
+	tmp = xasprintf("%s/fstests-%s.XXXXXX", cache, s->fskey);
+	if (!mkdtemp(tmp)) {
+		rc = error(ERR_IO, "cannot make a directory in %s: %s", cache, strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto done;
+	}
+	loop = loop_new();
+	rdump = xasprintf("rdump /opt/fstests %s", tmp);
+	rc = spawn_run(loop, (const char *const[]){ "debugfs", "-R", rdump, s->appliance, NULL },
+		       NULL, true, 64u << 10, &log, &ex);
+	free(rdump);
+	if (rc == OK) {
+		char *check = xasprintf("%s/fstests/check", tmp);
+
+		if (!path_exists(check))
+			rc = error(ERR_NOTFOUND,
+				   "the appliance %s has no fstests in /opt/fstests (debugfs: "
+				   "%.200s): "
+				   "build it with fstests, or give -o fstests=DIR on the machine",
+				   s->appliance, log.buf ? log.buf : "");
+		free(check);
+	}
+	tmptar = xasprintf("%s.tar.gz", tmp);
+	if (rc == OK) {
+		strbuf_reset(&log);
+		rc = spawn_run(
+			loop,
+			(const char *const[]){ "tar", "-czf", tmptar, "-C", tmp, "fstests", NULL },
+			NULL, true, 64u << 10, &log, &ex);
+		if (rc == OK && (!ex.exited || ex.code))
+			rc = error(ERR_CHILD, "cannot pack the appliance's fstests: tar: %.200s",
+				   log.buf ? log.buf : "");
+	}
+	if (rc == OK && rename(tmptar, tarball))
+		rc = error(ERR_IO, "cannot write %s: %s", tarball, strerror(errno));
+	if (rc != OK)
+		unlink(tmptar);
+done:
+	if (tmp && remove_tree(tmp) != OK && rc == OK)
+		error_clear();
+	if (loop)
+		loop_free(loop);
+	strbuf_release(&log);
+	free(tmp);
+	free(tmptar);
+	free(cache);
+	if (rc != OK) {
+		free(tarball);
+		return rc;
+	}
+	*out = tarball;
+	return OK;
+}
+
+/* Copy a local file to path (relative: the login's home) over SFTP. */
+static enum status
+sftp_put(ssh_session ss, const char *local, const char *remote, char **abs)
+{
+	sftp_session sftp = sftp_new(ss);
+	sftp_file f = NULL;
+	char buf[CHUNK];
+	FILE *in = fopen(local, "rb");
+	enum status rc = OK;
+	size_t n;
+
+	*abs = NULL;
+	if (!in)
+		return error(ERR_IO, "cannot read %s: %s", local, strerror(errno));
+	if (!sftp || sftp_init(sftp) != SSH_OK) {
+		rc = error(ERR_IO, "the test machine has no SFTP (the sshd's sftp subsystem): %s",
+			   ssh_get_error(ss));
+		goto out;
+	}
+	f = sftp_open(sftp, remote, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (!f) {
+		rc = error(ERR_IO, "cannot write %s on the test machine: %s", remote,
+			   ssh_get_error(ss));
+		goto out;
+	}
+	while (rc == OK && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (sftp_write(f, buf, n) != (ssize_t)n)
+			rc = error(ERR_IO, "cannot write %s on the test machine: %s", remote,
+				   ssh_get_error(ss));
+	if (rc == OK && ferror(in))
+		rc = error(ERR_IO, "cannot read %s", local);
+	if (rc == OK) {
+		char *p = sftp_canonicalize_path(sftp, remote);
+
+		*abs = p ? xstrdup(p) : NULL;
+		ssh_string_free_char(p);
+		if (!*abs)
+			rc = error(ERR_IO, "cannot tell where %s went on the test machine", remote);
+	}
+out:
+	if (f)
+		sftp_close(f);
+	if (sftp)
+		sftp_free(sftp);
+	fclose(in);
+	return rc;
+}
+
+/*
+ * The appliance's fstests onto the machine, into WORK/fstests-KEY, unless
+ * it is there already (a second run pushes nothing).
+ */
+static int
+push_fstests(const struct ssh_session_priv *s, ssh_session ss)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char *dir = xasprintf("%s/fstests-%s", s->work, s->fskey),
+	     *done = path_join(dir, ".complete");
+	char *root_cmd, *tarball = NULL, *upload = xasprintf(".fswb-fstests-%s.tar.gz", s->fskey);
+	char *abs = NULL;
+	int status = -1;
+	enum status rc;
+
+	strbuf_adds(&cmd, "test -f ");
+	sh_quote(&cmd, done);
+	root_cmd = as_root(&s->t, cmd.buf);
+	rc = run_remote(ss, root_cmd, NULL, 0, NULL, &status);
+	free(root_cmd);
+	if (rc == OK && status == 0)
+		goto out; /* pushed by an earlier run */
+	if (rc == OK)
+		rc = fstests_tarball(s, &tarball);
+	if (rc == OK) {
+		note("putting the appliance's fstests on the test machine (%s)", dir);
+		rc = sftp_put(ss, tarball, upload, &abs);
+	}
+	if (rc == OK) {
+		/* unpacked aside, then moved: a half-unpacked tree is never taken for one */
+		strbuf_reset(&cmd);
+		strbuf_adds(&cmd, "set -e; w=");
+		sh_quote(&cmd, s->work);
+		strbuf_adds(&cmd, "; d=");
+		sh_quote(&cmd, dir);
+		strbuf_adds(&cmd, "; t=");
+		sh_quote(&cmd, abs);
+		strbuf_adds(&cmd, "; mkdir -p \"$w\"; chmod 0700 \"$w\"; rm -rf \"$d\" \"$d.tmp\"; "
+				  "mkdir \"$d.tmp\"; tar -xzf \"$t\" -C \"$d.tmp\" "
+				  "--no-same-owner; rm -f \"$t\"; mv \"$d.tmp\" \"$d\"; "
+				  "touch \"$d/.complete\"");
+		root_cmd = as_root(&s->t, cmd.buf);
+		rc = run_remote(ss, root_cmd, NULL, 0, NULL, &status);
+		free(root_cmd);
+		if (rc == OK && status != 0)
+			rc = error(ERR_IO,
+				   "cannot unpack fstests into %s on the test machine (exit status "
+				   "%d): is there room, and tar?",
+				   dir, status);
+	}
+out:
+	free(dir);
+	free(done);
+	free(tarball);
+	free(upload);
+	free(abs);
+	strbuf_release(&cmd);
+	if (rc != OK) {
+		say("%s", error_msg());
+		return WK_FAIL;
+	}
+	return WK_OK;
+}
+
 /* The agent into WORK/fswb-agent (cat on the exec channel: it works under sudo too). */
 static int
 push_agent(const struct ssh_session_priv *s, ssh_session ss)
@@ -1155,7 +1348,7 @@ agent_command(const struct ssh_session_priv *s)
 	strbuf_addf(&sb,
 		    "cd / || exit 1; "
 		    "if [ -s %s ]; then read -r p < %s; "
-		    "case $(tr '\\000' ' ' < /proc/$p/cmdline 2>/dev/null) in "
+		    "case $(tr '\\000' ' ' 2>/dev/null < /proc/$p/cmdline) in "
 		    "*fswb-agent*) kill -TERM \"$p\" 2>/dev/null;; esac; fi; "
 		    "exec 9> %s; "
 		    "if command -v flock >/dev/null 2>&1; then flock -w %d 9 || exit %d; fi; "
@@ -1210,6 +1403,8 @@ worker(void *arg)
 	close(s->con[0]);
 	note_fd = con;
 	code = connect_until(s, &ss);
+	if (code == WK_OK && s->appliance)
+		code = push_fstests(s, ss);
 	if (code == WK_OK)
 		code = inspect(s, ss);
 	if (code == WK_OK)
@@ -1335,6 +1530,8 @@ ssh_release(void *priv)
 	free(s->results_dir);
 	free(s->agent);
 	free(s->agent_remote);
+	free(s->appliance);
+	free(s->fskey);
 	free(s->fstyp);
 	free(s->notice);
 	strvec_clear(&s->disks);
@@ -1399,17 +1596,30 @@ ssh_start(struct loop *loop, void *run, const struct session_spec *spec,
 	rc = target_make(spec_opt, spec, spec->slot, &s->t);
 	if (rc != OK)
 		goto fail;
-	if (!fstests) {
-		rc = error(ERR_INVALID, "the ssh backend needs the fstests directory on the test "
-					"machine: -o fstests=DIR");
-		goto fail;
-	}
+	if (!fstests && !spec->appliance)
+		BUG("an ssh session with neither fstests on the machine nor an appliance");
 	if (!spec->agent)
 		BUG("an ssh session without the agent");
 	s->agent = xstrdup(spec->agent);
-	s->fstests = xstrdup(fstests);
 	s->fstyp = spec->fstyp ? xstrdup(spec->fstyp) : NULL;
 	s->work = xstrdup((v = session_spec_opt(spec, "workdir")) ? v : WORK_DEFAULT);
+	if (fstests) {
+		s->fstests = xstrdup(fstests);
+	} else {
+		/* the appliance's cache directory is named by its key */
+		char *dir = xstrdup(spec->appliance), *slash = strrchr(dir, '/');
+		const char *base;
+
+		if (slash)
+			*slash = 0;
+		base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+		s->fskey = xstrndup(base, 16);
+		if (!plain_word(s->fskey, "_-"))
+			BUG("an appliance directory named '%s'", base);
+		s->appliance = xstrdup(spec->appliance);
+		s->fstests = xasprintf("%s/fstests-%s/fstests", s->work, s->fskey);
+		free(dir);
+	}
 	s->agent_remote = path_join(s->work, "fswb-agent");
 	s->run_dir = path_join(s->work, "run");
 	s->job_dir = path_join(s->run_dir, "job");
@@ -1583,11 +1793,7 @@ ssh_probe(const struct plan *plan, struct backend_probe *out)
 	if (plan_backend_opt(plan, "wipe"))
 		strvec_split(&wipe, plan_backend_opt(plan, "wipe"), ",");
 	rc = inspect_machine(ss, &t, fstests ? fstests : "-", "-", "", &devs, &wipe, &v);
-	if (rc == OK && !fstests) {
-		out->summary = xasprintf("not usable yet: %s has no fstests named", name);
-		out->fix =
-			xstrdup("name fstests on the machine: fstests=DIR (a built fstests tree)");
-	} else if (rc == OK && !devs.n) {
+	if (rc == OK && !devs.n) {
 		out->summary = xasprintf("not usable yet: no devices named on %s", name);
 		out->fix =
 			xstrdup("name its disks for the tests: test=DEV and scratch=DEV (they are "
@@ -1597,6 +1803,10 @@ ssh_probe(const struct plan *plan, struct backend_probe *out)
 
 		out->usable = true;
 		out->summary = xasprintf("ready: %s (its own kernel; formats %s)", name, list);
+		if (!fstests)
+			out->why =
+				xstrdup("no fstests=DIR named: fswb puts the appliance's fstests "
+					"there (built for this host's Debian release)");
 		free(list);
 	} else if (!v.blocked && v.unconfirmed.n) {
 		char *holds = strvec_join(&v.holds, ", "), *list = strvec_join(&wipe, ",");
@@ -1769,6 +1979,13 @@ out:
 	return n;
 }
 
+/* Without -o fstests the machine gets the appliance's. */
+static bool
+ssh_fstests_from_appliance(const struct plan *plan)
+{
+	return !plan_backend_opt(plan, "fstests");
+}
+
 static unsigned
 ssh_machines(const struct plan *plan)
 {
@@ -1810,5 +2027,6 @@ const struct backend_ops ssh_backend = {
 	.silence_limit = ssh_silence_limit,
 	.notice = ssh_notice,
 	.machines = ssh_machines,
+	.fstests_from_appliance = ssh_fstests_from_appliance,
 	.doctor = ssh_doctor,
 };

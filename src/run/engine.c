@@ -664,6 +664,14 @@ prep_on_term(struct loop *loop, int signo, void *data)
 	((struct engine *)data)->interrupted = true;
 }
 
+/* The appliance is made: the machine runs it, or takes its fstests from it. */
+static bool
+uses_appliance(const struct engine *e)
+{
+	return (e->backend->caps & BACKEND_APPLIANCE) ||
+	       (e->backend->fstests_from_appliance && e->backend->fstests_from_appliance(&e->plan));
+}
+
 /* The worker: both stages, on its own loop; its exit status says how they went. */
 static int
 prepare_worker(void *data)
@@ -677,7 +685,7 @@ prepare_worker(void *data)
 	loop_watch_signal(e->loop, SIGTERM, prep_on_term, e);
 	if (e->backend->caps & BACKEND_BOOTS_KERNEL)
 		rc = prepare_kernel(e);
-	if (rc == OK && !e->interrupted && (e->backend->caps & BACKEND_APPLIANCE))
+	if (rc == OK && !e->interrupted && uses_appliance(e))
 		rc = prepare_appliance(e);
 	if (rc == OK && !e->interrupted) {
 		json_t *r = json_object();
@@ -2485,14 +2493,14 @@ start_guest(struct shard *sh, struct work *w)
 	spec.kernel = e->have_kernel ? e->kernel.image : NULL;
 	spec.initrd = e->initrd;
 	spec.appliance = e->have_appliance ? e->appliance.image : NULL;
-	spec.agent = agent = e->have_appliance ? NULL : agent_path();
+	spec.agent = agent = e->backend->caps & BACKEND_APPLIANCE ? NULL : agent_path();
 	spec.disks = disks;
 	spec.ndisks = config_disks(w->cfg, disks, names);
 	spec.cpus = e->plan.cpus;
 	spec.mem = e->plan.mem;
 	spec.options = (const char *const *)e->plan.backend_opts.v;
 	stage(e, sh, EV_STAGE_BEGIN, "boot", w->cfg->name, -1);
-	if (!e->have_appliance && !agent)
+	if (!(e->backend->caps & BACKEND_APPLIANCE) && !agent)
 		rc = error(ERR_NOTFOUND, "the guest agent (fswb-agent) is not installed with "
 					 "fswb: reinstall it (make install)");
 	else
@@ -2698,7 +2706,7 @@ begin(struct loop *loop, void *data)
 		finish_run(e);
 		return;
 	}
-	if (e->backend->caps & (BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE))
+	if ((e->backend->caps & BACKEND_BOOTS_KERNEL) || uses_appliance(e))
 		start_prepare(e);
 	else
 		go(e);
