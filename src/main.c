@@ -71,8 +71,13 @@ static const char usage_text[] =
 	"      --debug FRAG[,..]     add debug options to a built kernel: kasan,\n"
 	"                            lockdep, kmemleak\n"
 	"      --arch ARCH           x86_64 (default) or arm64\n"
-	"      --backend NAME        where to run: qemu (default)\n"
+	"      --backend NAME        where to run: qemu (default), or ssh: a prepared\n"
+	"                            test machine (docs: fswb tui --docs backends)\n"
 	"  -o, --backend-opt KEY=VALUE  an option for the backend\n"
+	"      --accept-new-host-key (ssh) trust a test machine's host key fswb has not\n"
+	"                            seen (a changed key is still refused); -o hostkey=accept-new\n"
+	"      --yes-destroy DEV[,..]  (ssh) the machine's devices the tests may format,\n"
+	"                            destroying what they hold; -o wipe=DEV,..\n"
 	"      --fstests-src DIR|URL fstests to build into the appliance\n"
 	"      --cpus N              CPUs per guest (default 2)\n"
 	"      --mem SIZE            memory per guest (default 2G)\n"
@@ -164,6 +169,8 @@ enum {
 	OPT_JSON,
 	OPT_FAIL_ON,
 	OPT_RERUN_FAILURES,
+	OPT_ACCEPT_NEW_HOST_KEY,
+	OPT_YES_DESTROY,
 };
 
 static const struct option plan_options[] = {
@@ -181,6 +188,8 @@ static const struct option plan_options[] = {
 	{ "arch", required_argument, NULL, OPT_ARCH },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "backend-opt", required_argument, NULL, 'o' },
+	{ "accept-new-host-key", no_argument, NULL, OPT_ACCEPT_NEW_HOST_KEY },
+	{ "yes-destroy", required_argument, NULL, OPT_YES_DESTROY },
 	{ "fstests-src", required_argument, NULL, OPT_FSTESTS_SRC },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "mem", required_argument, NULL, OPT_MEM },
@@ -346,6 +355,17 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 			key = xstrndup(optarg, (size_t)(eq - optarg));
 			plan_set_backend_opt(plan, key, eq + 1);
 			free(key);
+			break;
+		}
+		case OPT_ACCEPT_NEW_HOST_KEY:
+			plan_set_backend_opt(plan, "hostkey", "accept-new");
+			break;
+		case OPT_YES_DESTROY: {
+			const char *had = plan_backend_opt(plan, "wipe");
+			char *all = had ? xasprintf("%s,%s", had, optarg) : xstrdup(optarg);
+
+			plan_set_backend_opt(plan, "wipe", all);
+			free(all);
 			break;
 		}
 		case OPT_FSTESTS_SRC:

@@ -14,7 +14,8 @@
 
 #include "core/paths.h"
 
-static const struct backend_ops *const all[] = { &qemu_backend, &stdio_backend, NULL };
+static const struct backend_ops *const all[] = { &qemu_backend, &ssh_backend, &stdio_backend,
+						 NULL };
 
 static const struct arch_info arches[] = {
 	{ "x86_64", "x86_64", "ttyS0" },

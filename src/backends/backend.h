@@ -161,6 +161,9 @@ struct session_disk {
 /* What one session needs. Every pointer stays valid until session_release. */
 struct session_spec {
 	const char *name;	      /* for messages and file names: "ext4-4k" */
+	unsigned slot;		      /* the shard, from 0: which of several machines */
+	const char *fstyp;	      /* the file system the disks get ("ext4"; an overlay's
+					 base), for the tools a prepared machine needs; or NULL */
 	const char *workdir;	      /* private scratch dir on this host; removed by release */
 	const struct arch_info *arch; /* never NULL */
 	const char *kernel;	      /* kernel image (BACKEND_BOOTS_KERNEL), else NULL */
@@ -263,7 +266,12 @@ struct backend_ops {
 	/* Required. Stop the machine now; on_exit follows from the loop. */
 	void (*cancel)(void *priv);
 
-	/* Required. The disk's device (or file) on the machine; free() it. */
+	/*
+	 * Required. The disk's device (or file) on the machine; free() it.
+	 * NULL only for an optional role the machine has no device for
+	 * ("logwrites" on a device the user named no log-writes device):
+	 * the engine leaves that variable out and fstests says what did not run.
+	 */
 	char *(*disk_path)(void *priv, size_t index);
 
 	/* Optional (NULL: the appliance's). Where things are on the machine. */
@@ -326,7 +334,7 @@ enum status session_start(const struct backend_ops *ops, struct loop *loop, stru
 const struct backend_ops *session_ops(const struct session *s);
 enum status session_send(struct session *s, const void *buf, size_t len);
 void session_cancel(struct session *s);
-/* The machine's device for spec->disks[index] ("/dev/vdb"); free() it. */
+/* The machine's device for spec->disks[index] ("/dev/vdb"), NULL for a missing optional one; free() it. */
 char *session_disk_path(struct session *s, size_t index);
 /* Where things are on the machine; never NULL (the appliance's when the backend says nothing). */
 struct session_layout session_layout(struct session *s);
@@ -359,5 +367,6 @@ void backend_leases_list(struct strvec *out);
 
 extern const struct backend_ops qemu_backend;
 extern const struct backend_ops stdio_backend;
+extern const struct backend_ops ssh_backend;
 
 #endif

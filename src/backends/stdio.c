@@ -25,40 +25,25 @@
  * silence=SECONDS (default 60), the watchdog's limits.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "backends/backend.h"
+#include "backends/agentpipe.h"
 #include "core/paths.h"
-#include "core/spawn.h"
 
-#define OUTQ_MAX      (64u << 20)
-#define KILL_GRACE_MS 3000
-#define READ_CHUNK    65536
 #define BOOT_DEFAULT  30
 #define QUIET_DEFAULT 60
 
 struct stdio_session {
-	struct loop *loop;
-	struct session_callbacks cb;
-	void *data;
+	struct agent_pipe pipe;
 	char *workdir, *agent_work;
-	struct child *child;
-	int in; /* the agent's stdin: a socket, so that writing after its end is EPIPE, not SIGPIPE */
-	struct strbuf outq;
 	struct strvec disks;
 	struct session_layout layout;
 	char *fstests, *job_dir, *mnt_dir, *results_dir;
 	unsigned boot, silence;
-	bool cancelled, notified, out_open, err_open;
-	uint64_t kill_timer;
-	char *why_exit;
 };
 
 static enum status
@@ -107,8 +92,9 @@ results_dir_make(struct lease *lease, char **out)
 
 /* The agent's process group for check (bg.pgid), stopped with everything in it. */
 static void
-kill_check(struct stdio_session *s)
+kill_check(void *owner)
 {
+	struct stdio_session *s = owner;
 	char *path = path_join(s->agent_work, "bg.pgid"), *text = NULL;
 	size_t len;
 	long pgid;
@@ -126,110 +112,11 @@ kill_check(struct stdio_session *s)
 }
 
 static void
-notify_exit(struct stdio_session *s)
-{
-	enum status code = OK;
-	char buf[128];
-
-	if (s->notified || s->out_open || s->err_open || !s->child || s->child->running)
-		return;
-	s->notified = true;
-	kill_check(s);
-	if (s->cancelled) {
-		code = ERR_INTERRUPTED;
-		s->why_exit = xstrdup("the agent was stopped");
-	} else if (!s->child->exit.exited || s->child->exit.code) {
-		code = ERR_CHILD;
-		s->why_exit = xasprintf("the agent %s",
-					child_exit_str(&s->child->exit, buf, sizeof(buf)));
-	}
-	s->cb.on_exit(s->data, code, s->why_exit);
-}
-
-/* Read what is there; at the end of the stream stop watching it. */
-static bool
-drain(struct stdio_session *s, int fd, void (*fn)(void *, const char *, size_t))
-{
-	char buf[READ_CHUNK];
-	ssize_t n;
-
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		fn(s->data, buf, (size_t)n);
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		loop_del_fd(s->loop, fd);
-		return false;
-	}
-	return true;
-}
-
-static void
-on_out(struct loop *loop, int fd, short revents, void *data)
-{
-	struct stdio_session *s = data;
-
-	s->out_open = drain(s, fd, s->cb.on_control);
-	notify_exit(s);
-}
-
-static void
-on_err(struct loop *loop, int fd, short revents, void *data)
-{
-	struct stdio_session *s = data;
-
-	s->err_open = drain(s, fd, s->cb.on_console);
-	notify_exit(s);
-}
-
-static void
-flush_outq(struct stdio_session *s)
-{
-	while (s->outq.len) {
-		ssize_t n = send(s->in, s->outq.buf, s->outq.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n <= 0)
-			break;
-		strbuf_drop_front(&s->outq, (size_t)n);
-	}
-	loop_mod_fd(s->loop, s->in, s->outq.len ? POLLOUT : 0);
-}
-
-static void
-on_in(struct loop *loop, int fd, short revents, void *data)
-{
-	flush_outq(data);
-}
-
-static void
-on_agent_exit(struct child *c, void *data)
-{
-	struct stdio_session *s = data;
-
-	if (s->kill_timer) {
-		loop_del_timer(s->loop, s->kill_timer);
-		s->kill_timer = 0;
-	}
-	loop_del_fd(s->loop, s->in);
-	kill_check(s); /* it holds the agent's stdout: its end is the stream's end */
-	notify_exit(s);
-}
-
-static void
 stdio_release(void *priv)
 {
 	struct stdio_session *s = priv;
 
-	if (s->kill_timer)
-		loop_del_timer(s->loop, s->kill_timer);
-	if (s->in >= 0) {
-		loop_del_fd(s->loop, s->in);
-		close(s->in);
-	}
-	if (s->child) {
-		loop_del_fd(s->loop, s->child->out);
-		loop_del_fd(s->loop, s->child->err);
-		s->child->on_exit = NULL;
-		child_free(s->child); /* kills and reaps the agent when still running */
-	}
+	agent_pipe_release(&s->pipe); /* kills and reaps the agent when still running */
 	if (s->agent_work)
 		kill_check(s);
 	/* a start that failed keeps its message */
@@ -243,9 +130,7 @@ stdio_release(void *priv)
 	free(s->job_dir);
 	free(s->mnt_dir);
 	free(s->results_dir);
-	free(s->why_exit);
 	strvec_clear(&s->disks);
-	strbuf_release(&s->outq);
 	free(s);
 }
 
@@ -263,15 +148,12 @@ stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 {
 	struct stdio_session *s = xcalloc(1, sizeof(*s));
 	struct spawn_opts o = SPAWN_OPTS_INIT;
-	int sv[2] = { -1, -1 };
 	const char *fstests = session_spec_opt(spec, "fstests");
 	enum status rc;
 
-	s->loop = loop;
-	s->cb = *cb;
-	s->data = data;
-	s->in = -1;
-	strbuf_init(&s->outq);
+	agent_pipe_init(&s->pipe, loop, cb, data);
+	s->pipe.on_gone = kill_check;
+	s->pipe.owner = s;
 	strvec_init(&s->disks);
 	s->boot = seconds_opt(spec, "boot", BOOT_DEFAULT);
 	s->silence = seconds_opt(spec, "silence", QUIET_DEFAULT);
@@ -306,37 +188,17 @@ stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 	if (rc != OK)
 		goto fail;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
-		rc = error(ERR_IO, "cannot make a socket pair for the agent: %s", strerror(errno));
-		goto fail;
-	}
-	s->in = sv[0];
 	o.argv = (const char *const[]){ "sh",	     spec->agent,   "--stdio",
 					"--workdir", s->agent_work, NULL };
 	o.cwd = s->workdir;
-	o.in = SPAWN_FD;
-	o.in_fd = sv[1];
-	o.out = o.err = SPAWN_PIPE;
 	o.new_pgrp = true;
 	o.die_with_fswb = true;
-	o.on_exit = on_agent_exit;
-	o.data = s;
-	rc = spawn_start(loop, &o, &s->child);
-	close(sv[1]);
-	sv[1] = -1;
-	if (rc == OK)
-		rc = lease_add_pid(lease, s->child->pid);
+	rc = agent_pipe_start(&s->pipe, &o, lease, -1);
 	if (rc != OK)
 		goto fail;
-	s->out_open = s->err_open = true;
-	loop_add_fd(loop, s->child->out, POLLIN, on_out, s);
-	loop_add_fd(loop, s->child->err, POLLIN, on_err, s);
-	loop_add_fd(loop, s->in, 0, on_in, s);
 	*priv = s;
 	return OK;
 fail:
-	if (sv[1] >= 0)
-		close(sv[1]);
 	stdio_release(s);
 	return rc;
 }
@@ -344,40 +206,14 @@ fail:
 static enum status
 stdio_send(void *priv, const void *buf, size_t len)
 {
-	struct stdio_session *s = priv;
-
-	if (!s->child->running)
-		return error(ERR_IO, "the agent is gone");
-	if (s->outq.len + len > OUTQ_MAX)
-		return error(ERR_LIMIT, "the agent is not reading its input");
-	strbuf_add(&s->outq, buf, len);
-	flush_outq(s);
-	return OK;
-}
-
-static void
-kill_hard(struct loop *loop, void *data)
-{
-	struct stdio_session *s = data;
-
-	s->kill_timer = 0;
-	if (s->child->running)
-		child_kill(s->child, SIGKILL);
-	kill_check(s);
+	return agent_pipe_send(&((struct stdio_session *)priv)->pipe, buf, len);
 }
 
 /* SIGTERM: the agent stops check and cleans up; SIGKILL when it takes too long. */
 static void
 stdio_cancel(void *priv)
 {
-	struct stdio_session *s = priv;
-
-	if (!s->child->running)
-		return;
-	s->cancelled = true;
-	child_kill(s->child, SIGTERM);
-	if (!s->kill_timer)
-		s->kill_timer = loop_add_timer(s->loop, KILL_GRACE_MS, false, kill_hard, s);
+	agent_pipe_cancel(&((struct stdio_session *)priv)->pipe);
 }
 
 static char *

@@ -1358,6 +1358,8 @@ wipe_confirmed(struct shard *sh, size_t ndisks)
 	for (size_t i = 0; i < ndisks; i++) {
 		char *dev = session_disk_path(sh->session, i);
 
+		if (!dev) /* the machine has none for this role */
+			continue;
 		strvec_push(&all, dev);
 		if (!strvec_contains(&ok, dev))
 			strvec_push(&missing, dev);
@@ -1438,7 +1440,7 @@ send_job(struct shard *sh)
 	sh->batches++;
 	for (size_t i = 0; i < ndisks; i++)
 		if (!strncmp(disks[i].role, "pool", 4))
-			push_owned(&pool, session_disk_path(sh->session, i));
+			push_owned(&pool, session_disk_path(sh->session, i)); /* never NULL */
 	dev.test_dev = test_dev;
 	dev.test_dir = mounts[0];
 	dev.scratch_dev = scratch;
@@ -2474,6 +2476,8 @@ start_guest(struct shard *sh, struct work *w)
 	workdir = e->sharded ? xasprintf("%s/guest-%s-%u", e->dir, w->slug, sh->no)
 			     : xasprintf("%s/guest-%s", e->dir, w->slug);
 	spec.name = w->slug;
+	spec.slot = sh->no ? sh->no - 1 : 0;
+	spec.fstyp = w->cfg->devices ? NULL : w->cfg->base ? w->cfg->base : w->cfg->fstyp;
 	spec.workdir = workdir;
 	spec.arch = arch_find(e->plan.kernel.arch); /* plan_validate knows the names */
 	if (!spec.arch)

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* An agent behind a child process's pipes (agentpipe.h). */
+#include "backends/agentpipe.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define OUTQ_MAX      (64u << 20)
+#define KILL_GRACE_MS 3000
+#define READ_CHUNK    65536
+#define ERRLINE_MAX   1024
+
+void
+agent_pipe_init(struct agent_pipe *p, struct loop *loop, const struct session_callbacks *cb,
+		void *data)
+{
+	memset(p, 0, sizeof(*p));
+	p->loop = loop;
+	p->cb = *cb;
+	p->data = data;
+	p->in = p->con = -1;
+	strbuf_init(&p->outq);
+	strbuf_init(&p->errline);
+}
+
+static void
+gone(struct agent_pipe *p)
+{
+	if (p->on_gone)
+		p->on_gone(p->owner);
+}
+
+static void
+notify_exit(struct agent_pipe *p)
+{
+	enum status code = OK;
+	char buf[128];
+
+	if (p->notified || p->out_open || p->err_open || p->con_open || !p->child ||
+	    p->child->running)
+		return;
+	p->notified = true;
+	gone(p);
+	if (p->cancelled) {
+		code = ERR_INTERRUPTED;
+		p->why_exit = xstrdup("the agent was stopped");
+	} else if (!p->child->exit.exited || p->child->exit.code) {
+		code = ERR_CHILD;
+		p->why_exit = p->why_from_err && p->last_err
+				      ? xstrdup(p->last_err)
+				      : xasprintf("the agent %s", child_exit_str(&p->child->exit,
+										 buf, sizeof(buf)));
+	}
+	p->cb.on_exit(p->data, code, p->why_exit);
+}
+
+/* Keep the last complete line of stderr: the child's last word on why it ended. */
+static void
+keep_err(struct agent_pipe *p, const char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '\n') {
+			if (p->errline.len) {
+				free(p->last_err);
+				p->last_err = strbuf_detach(&p->errline);
+				strbuf_init(&p->errline);
+			}
+		} else if (buf[i] != '\r' && p->errline.len < ERRLINE_MAX) {
+			strbuf_addch(&p->errline, buf[i]);
+		}
+	}
+}
+
+/* Read what is there; at the end of the stream stop watching it. */
+static bool
+drain(struct agent_pipe *p, int fd, bool is_err, void (*fn)(void *, const char *, size_t))
+{
+	char buf[READ_CHUNK];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		if (is_err)
+			keep_err(p, buf, (size_t)n);
+		if (!is_err || !p->why_from_err)
+			fn(p->data, buf, (size_t)n);
+	}
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		loop_del_fd(p->loop, fd);
+		return false;
+	}
+	return true;
+}
+
+static void
+on_out(struct loop *loop, int fd, short revents, void *data)
+{
+	struct agent_pipe *p = data;
+
+	p->out_open = drain(p, fd, false, p->cb.on_control);
+	notify_exit(p);
+}
+
+static void
+on_err(struct loop *loop, int fd, short revents, void *data)
+{
+	struct agent_pipe *p = data;
+
+	p->err_open = drain(p, fd, true, p->cb.on_console);
+	notify_exit(p);
+}
+
+static void
+on_con(struct loop *loop, int fd, short revents, void *data)
+{
+	struct agent_pipe *p = data;
+
+	p->con_open = drain(p, fd, false, p->cb.on_console);
+	notify_exit(p);
+}
+
+static void
+flush_outq(struct agent_pipe *p)
+{
+	while (p->outq.len) {
+		ssize_t n = send(p->in, p->outq.buf, p->outq.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n <= 0)
+			break;
+		strbuf_drop_front(&p->outq, (size_t)n);
+	}
+	loop_mod_fd(p->loop, p->in, p->outq.len ? POLLOUT : 0);
+}
+
+static void
+on_in(struct loop *loop, int fd, short revents, void *data)
+{
+	flush_outq(data);
+}
+
+static void
+on_child_exit(struct child *c, void *data)
+{
+	struct agent_pipe *p = data;
+
+	if (p->kill_timer) {
+		loop_del_timer(p->loop, p->kill_timer);
+		p->kill_timer = 0;
+	}
+	loop_del_fd(p->loop, p->in);
+	gone(p); /* what it started may hold its stdout: its end is the stream's end */
+	notify_exit(p);
+}
+
+enum status
+agent_pipe_start(struct agent_pipe *p, struct spawn_opts *o, struct lease *lease, int con_fd)
+{
+	int sv[2];
+	enum status rc;
+
+	p->con = con_fd;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return error(ERR_IO, "cannot make a socket pair for the agent: %s",
+			     strerror(errno));
+	p->in = sv[0];
+	o->in = SPAWN_FD;
+	o->in_fd = sv[1];
+	o->out = o->err = SPAWN_PIPE;
+	o->on_exit = on_child_exit;
+	o->data = p;
+	rc = spawn_start(p->loop, o, &p->child);
+	close(sv[1]);
+	if (rc == OK)
+		rc = lease_add_pid(lease, p->child->pid);
+	if (rc != OK)
+		return rc;
+	p->out_open = p->err_open = true;
+	loop_add_fd(p->loop, p->child->out, POLLIN, on_out, p);
+	loop_add_fd(p->loop, p->child->err, POLLIN, on_err, p);
+	loop_add_fd(p->loop, p->in, 0, on_in, p);
+	if (p->con >= 0) {
+		p->con_open = true;
+		loop_add_fd(p->loop, p->con, POLLIN, on_con, p);
+	}
+	return OK;
+}
+
+enum status
+agent_pipe_send(struct agent_pipe *p, const void *buf, size_t len)
+{
+	if (!p->child || !p->child->running)
+		return error(ERR_IO, "the agent is gone");
+	if (p->outq.len + len > OUTQ_MAX)
+		return error(ERR_LIMIT, "the agent is not reading its input");
+	strbuf_add(&p->outq, buf, len);
+	flush_outq(p);
+	return OK;
+}
+
+static void
+kill_hard(struct loop *loop, void *data)
+{
+	struct agent_pipe *p = data;
+
+	p->kill_timer = 0;
+	if (p->child->running)
+		child_kill(p->child, SIGKILL);
+	gone(p);
+}
+
+/* SIGTERM: the child stops what it runs and cleans up; SIGKILL when it takes too long. */
+void
+agent_pipe_cancel(struct agent_pipe *p)
+{
+	if (!p->child || !p->child->running)
+		return;
+	p->cancelled = true;
+	child_kill(p->child, SIGTERM);
+	if (!p->kill_timer)
+		p->kill_timer = loop_add_timer(p->loop, KILL_GRACE_MS, false, kill_hard, p);
+}
+
+void
+agent_pipe_release(struct agent_pipe *p)
+{
+	if (p->kill_timer)
+		loop_del_timer(p->loop, p->kill_timer);
+	p->kill_timer = 0;
+	if (p->in >= 0) {
+		loop_del_fd(p->loop, p->in);
+		close(p->in);
+		p->in = -1;
+	}
+	if (p->con >= 0) {
+		loop_del_fd(p->loop, p->con);
+		close(p->con);
+		p->con = -1;
+	}
+	if (p->child) {
+		loop_del_fd(p->loop, p->child->out);
+		loop_del_fd(p->loop, p->child->err);
+		p->child->on_exit = NULL;
+		child_free(p->child); /* kills and reaps it when still running */
+		p->child = NULL;
+	}
+	free(p->why_exit);
+	free(p->last_err);
+	p->why_exit = p->last_err = NULL;
+	strbuf_release(&p->outq);
+	strbuf_release(&p->errline);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * An agent behind a child process's pipes: the part the backends that
+ * reach the guest agent over a byte stream share (stdio runs the agent
+ * itself; ssh runs a worker that holds the connection).
+ *
+ * The child's stdin is a socket (writing after its end is EPIPE, not
+ * SIGPIPE) fed from a queue that never blocks the loop; its stdout is the
+ * agent's control stream; its stderr and, when given, one more fd are the
+ * console (the kernel log, messages). on_exit is called once, from the
+ * loop, when the child has exited and every stream has ended; its why is
+ * how the child ended (or, with why_from_err, the last line it wrote on
+ * stderr).
+ *
+ *	agent_pipe_init(&p, loop, cb, data);
+ *	agent_pipe_start(&p, &spawn_opts, lease, console_fd);   argv or fn
+ *	agent_pipe_send(&p, bytes, n)*
+ *	agent_pipe_cancel(&p)            SIGTERM now, SIGKILL after a grace
+ *	agent_pipe_release(&p)           kills and reaps what is left
+ */
+#ifndef FSWB_BACKENDS_AGENTPIPE_H
+#define FSWB_BACKENDS_AGENTPIPE_H
+
+#include "backends/backend.h"
+#include "core/spawn.h"
+
+struct agent_pipe {
+	struct loop *loop;
+	struct session_callbacks cb;
+	void *data;
+	struct child *child;
+	int in;	 /* the child's stdin, fswb's end */
+	int con; /* one more console stream, or -1 */
+	struct strbuf outq;
+	struct strbuf errline; /* the last complete line on stderr, and the one being read */
+	char *last_err;
+	bool cancelled, notified, out_open, err_open, con_open;
+	uint64_t kill_timer;
+	char *why_exit;
+	/*
+	 * stderr is the child's own words, not console: why it ended is the
+	 * last line it wrote there (a worker that holds a connection)
+	 */
+	bool why_from_err;
+	/* optional: called when the child is gone or killed (stdio stops check's group) */
+	void (*on_gone)(void *owner);
+	void *owner;
+};
+
+void agent_pipe_init(struct agent_pipe *p, struct loop *loop, const struct session_callbacks *cb,
+		     void *data);
+/*
+ * Start o (its in, out, err and on_exit are set here) and watch its
+ * streams; con_fd (or -1) is read as console too and closed by release.
+ */
+enum status agent_pipe_start(struct agent_pipe *p, struct spawn_opts *o, struct lease *lease,
+			     int con_fd);
+enum status agent_pipe_send(struct agent_pipe *p, const void *buf, size_t len);
+void agent_pipe_cancel(struct agent_pipe *p);
+void agent_pipe_release(struct agent_pipe *p);
+
+#endif

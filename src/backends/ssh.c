@@ -1,0 +1,1436 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The ssh backend: a prepared test machine reached over ssh (libssh; no
+ * ssh program is run). The machine boots its own kernel and has fstests
+ * already (-o fstests=DIR on it); fswb pushes its agent, runs it over one
+ * exec channel with --stdio and reads the kernel log on a second one
+ * (dmesg --follow-new, else journalctl -kf). TEST, SCRATCH and the other
+ * disks are the machine's devices, named as options.
+ *
+ * The connection lives in a worker process (a fork of fswb, spawn's fn
+ * mode), so that nothing of libssh's blocking calls (the handshake, a
+ * reconnect that waits for a rebooting machine) ever runs on fswb's loop:
+ * its stdin and stdout are the agent's control stream, its stderr says
+ * what it does and why it ended, and one more pipe carries the kernel log.
+ * The rest is agentpipe.c, shared with the stdio backend.
+ *
+ * Host keys are checked strictly against fswb's own known_hosts
+ * (DATA/ssh/known_hosts; -o known-hosts=user adds ~/.ssh/known_hosts): an
+ * unknown key is refused with its SHA256 fingerprint unless the user
+ * confirmed it (-o hostkey=accept-new, which --accept-new-host-key and the
+ * wizard give); a changed key is always refused. Credentials are never
+ * printed or logged: a key is named by its path, never shown.
+ *
+ * Before the agent starts, the machine is inspected (a script on the exec
+ * channel's stdin): fstests' check is there, the tools the configuration
+ * needs are installed (else the install command for its distribution), and
+ * every device exists, is not mounted, is not swap and is not held by
+ * another device (LVM, md), and the user named it in -o wipe= (what each
+ * holds now is in the message).
+ *
+ * A machine that went away (a panic, a reboot, a dropped connection) ends
+ * the session; the engine records the test as crashed and starts another,
+ * whose worker connects again as soon as the machine is back, within the
+ * boot limit. Several hosts (-o host=a,b,c) are one machine per shard.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libssh/libssh.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/agentpipe.h"
+#include "core/paths.h"
+
+#define BOOT_DEFAULT	   300 /* a reboot of real hardware takes minutes */
+#define QUIET_DEFAULT	   120
+#define CONNECT_TIMEOUT	   10
+#define RETRY_MS	   3000
+#define WORK_DEFAULT	   "/var/tmp/fswb"
+#define LOCK_WAIT	   60
+#define EXIT_LOCKED	   75
+#define INSPECT_OUT_MAX	   (64u << 10)
+#define KEEPALIVE_EVERY_MS 10000
+#define CHUNK		   32768
+
+/* Worker exit codes, for the parent's messages (the worker says why on stderr). */
+enum {
+	WK_OK = 0,
+	WK_FAIL = 1,	/* refused or broken: said on stderr */
+	WK_LOST = 3,	/* the connection went away */
+	WK_STOPPED = 4, /* SIGTERM from fswb */
+};
+
+/* Where and how to connect; every string owned. */
+struct target {
+	char *host, *user, *key, *known_hosts;
+	unsigned port;
+	bool user_known_hosts, accept_new, use_config;
+};
+
+struct ssh_session_priv {
+	struct agent_pipe pipe;
+	struct target t;
+	char *work, *run_dir, *fstests, *job_dir, *mnt_dir, *results_dir;
+	char *agent, *agent_remote; /* fswb-agent here, and where it goes on the machine */
+	struct strvec disks;	    /* the device of each spec disk, "" when the machine has none */
+	struct strvec wipe;	    /* the devices the user named in wipe= */
+	char *fstyp;
+	unsigned boot, silence;
+	struct session_layout layout;
+	int con[2];
+	char *notice;
+};
+
+/* ---- options ---------------------------------------------------------------- */
+
+static bool
+plain_word(const char *v, const char *extra)
+{
+	if (!v || !*v || *v == '-')
+		return false;
+	for (const char *p = v; *p; p++)
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
+		    !(*p >= '0' && *p <= '9') && !strchr(extra, *p))
+			return false;
+	return true;
+}
+
+static enum status
+hosts_check(const char *value)
+{
+	struct strvec v = STRVEC_INIT;
+	enum status rc = OK;
+
+	strvec_split(&v, value, ",");
+	if (!v.n)
+		rc = error(ERR_INVALID, "name the test machine: a host name or address");
+	for (size_t i = 0; rc == OK && i < v.n; i++)
+		if (!plain_word(v.v[i], ".-_:"))
+			rc = error(ERR_INVALID,
+				   "'%s' is not a host name or address (letters, digits, . - _ :)",
+				   v.v[i]);
+	strvec_clear(&v);
+	return rc;
+}
+
+static enum status
+port_check(const char *value)
+{
+	char *end;
+	unsigned long n = strtoul(value, &end, 10);
+
+	if (!*value || *end || n < 1 || n > 65535)
+		return error(ERR_INVALID, "give a TCP port, 1 to 65535");
+	return OK;
+}
+
+static enum status
+user_check(const char *value)
+{
+	return plain_word(value, "._-")
+		       ? OK
+		       : error(ERR_INVALID, "give a user name (letters, digits, . _ -)");
+}
+
+static enum status
+key_check(const char *value)
+{
+	if (access(value, R_OK))
+		return error(ERR_INVALID, "no readable key file there: give the path of a private "
+					  "key (its .pub is not enough)");
+	return OK;
+}
+
+static enum status
+yes_no_check(const char *value)
+{
+	return !strcmp(value, "yes") || !strcmp(value, "no") ? OK
+							     : error(ERR_INVALID, "give yes or no");
+}
+
+static enum status
+hostkey_check(const char *value)
+{
+	return !strcmp(value, "strict") || !strcmp(value, "accept-new")
+		       ? OK
+		       : error(ERR_INVALID,
+			       "give strict (known keys only) or accept-new (an "
+			       "unknown key is added; a changed one is still refused)");
+}
+
+static enum status
+known_check(const char *value)
+{
+	return !strcmp(value, "fswb") || !strcmp(value, "user")
+		       ? OK
+		       : error(ERR_INVALID, "give fswb (fswb's own known_hosts) or user (also "
+					    "~/.ssh/known_hosts)");
+}
+
+/* An absolute path on the machine, in characters no shell or option reads twice. */
+static enum status
+remote_dir_check(const char *value)
+{
+	if (value[0] != '/' || strstr(value, "/../") || !plain_word(value + 1, "/._+-") ||
+	    strstr(value, "//"))
+		return error(ERR_INVALID, "give an absolute path on the test machine (letters, "
+					  "digits, / . _ + -)");
+	return OK;
+}
+
+static enum status
+dev_check(const char *value)
+{
+	if (strncmp(value, "/dev/", 5) || strstr(value, "..") || !plain_word(value + 5, "/._+:-"))
+		return error(ERR_INVALID, "give a device of the test machine: /dev/...");
+	return OK;
+}
+
+static enum status
+devs_check(const char *value)
+{
+	struct strvec v = STRVEC_INIT;
+	enum status rc = OK;
+
+	strvec_split(&v, value, ",");
+	if (!v.n)
+		rc = error(ERR_INVALID, "give one or more devices: /dev/X[,/dev/Y...]");
+	for (size_t i = 0; rc == OK && i < v.n; i++)
+		rc = dev_check(v.v[i]);
+	strvec_clear(&v);
+	return rc;
+}
+
+static const struct backend_option ssh_options[] = {
+	{ "host", "HOST[,HOST...]", hosts_check },	   /* the machines; one per shard */
+	{ "port", "PORT", port_check },			   /* 22 */
+	{ "user", "NAME", user_check },			   /* root; else sudo -n on the machine */
+	{ "key", "FILE", key_check },			   /* else ssh-agent, then ~/.ssh's keys */
+	{ "hostkey", "strict|accept-new", hostkey_check }, /* strict */
+	{ "known-hosts", "fswb|user", known_check },	   /* fswb: fswb's own file only */
+	{ "ssh-config", "yes|no", yes_no_check },	   /* no: ~/.ssh/config is not read */
+	{ "fstests", "DIR", remote_dir_check },		   /* fstests on the machine (required) */
+	{ "workdir", "DIR", remote_dir_check },		   /* /var/tmp/fswb on the machine */
+	{ "test", "DEV", dev_check },
+	{ "scratch", "DEV", dev_check },
+	{ "pool", "DEV,DEV...", devs_check },
+	{ "logdev", "DEV", dev_check },
+	{ "rtdev", "DEV", dev_check },
+	{ "test_logdev", "DEV", dev_check },
+	{ "test_rtdev", "DEV", dev_check },
+	{ "logwrites", "DEV", dev_check },
+	{ "wipe", "DEV[,DEV...]", devs_check },		  /* the user's confirmation */
+	{ "boot", "SECONDS", backend_option_seconds },	  /* to reconnect after a reboot */
+	{ "silence", "SECONDS", backend_option_seconds }, /* quiet this long: hung */
+	{ NULL, NULL, NULL },
+};
+
+/* ---- the target ------------------------------------------------------------- */
+
+typedef const char *opt_fn(const void *src, const char *key);
+
+static const char *
+plan_opt(const void *src, const char *key)
+{
+	return plan_backend_opt(src, key);
+}
+
+static const char *
+spec_opt(const void *src, const char *key)
+{
+	return session_spec_opt(src, key);
+}
+
+static void
+target_release(struct target *t)
+{
+	free(t->host);
+	free(t->user);
+	free(t->key);
+	free(t->known_hosts);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The target of machine slot (its host in host=a,b,c, round robin). */
+static enum status
+target_make(opt_fn *opt, const void *src, unsigned slot, struct target *t)
+{
+	const char *hosts = opt(src, "host"), *v;
+	struct strvec hv = STRVEC_INIT;
+	char *dir = NULL;
+	enum status rc;
+
+	memset(t, 0, sizeof(*t));
+	if (!hosts)
+		return error(ERR_INVALID, "the ssh backend needs the test machine: -o host=HOST");
+	strvec_split(&hv, hosts, ",");
+	if (!hv.n) {
+		strvec_clear(&hv);
+		return error(ERR_INVALID, "the ssh backend needs the test machine: -o host=HOST");
+	}
+	t->host = xstrdup(hv.v[slot % hv.n]);
+	strvec_clear(&hv);
+	t->port = (v = opt(src, "port")) ? (unsigned)strtoul(v, NULL, 10) : 22;
+	t->user = xstrdup((v = opt(src, "user")) ? v : "root");
+	t->key = (v = opt(src, "key")) ? xstrdup(v) : NULL;
+	t->accept_new = (v = opt(src, "hostkey")) && !strcmp(v, "accept-new");
+	t->user_known_hosts = (v = opt(src, "known-hosts")) && !strcmp(v, "user");
+	t->use_config = (v = opt(src, "ssh-config")) && !strcmp(v, "yes");
+	rc = fswb_dir_make(DIR_DATA, "ssh", &dir);
+	if (rc != OK) {
+		target_release(t);
+		return rc;
+	}
+	t->known_hosts = path_join(dir, "known_hosts");
+	free(dir);
+	return OK;
+}
+
+/* "root@host:22", for messages. */
+static char *
+target_name(const struct target *t)
+{
+	return xasprintf("%s@%s:%u", t->user, t->host, t->port);
+}
+
+/* ---- libssh, in a worker or a probe ------------------------------------------ */
+
+static void
+sh_quote(struct strbuf *sb, const char *s)
+{
+	strbuf_addch(sb, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			strbuf_adds(sb, "'\\''");
+		else
+			strbuf_addch(sb, *s);
+	}
+	strbuf_addch(sb, '\'');
+}
+
+static char *
+fingerprint(ssh_session ss, char **type)
+{
+	ssh_key key = NULL;
+	unsigned char *hash = NULL;
+	size_t len = 0;
+	char *fp = NULL, *out;
+
+	*type = NULL;
+	if (ssh_get_server_publickey(ss, &key) != SSH_OK)
+		return xstrdup("(no key)");
+	*type = xstrdup(ssh_key_type_to_char(ssh_key_type(key)));
+	if (ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &len) == 0)
+		fp = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, len);
+	out = xstrdup(fp ? fp : "(unknown)");
+	ssh_string_free_char(fp);
+	ssh_clean_pubkey_hash(&hash);
+	ssh_key_free(key);
+	return out;
+}
+
+/* Host key check; the refusals say what to do. */
+static enum status
+check_host_key(ssh_session ss, const struct target *t)
+{
+	char *type = NULL, *fp = fingerprint(ss, &type), *name = target_name(t);
+	char hostspec[300];
+	enum status rc = OK;
+
+	if (t->port == 22)
+		snprintf(hostspec, sizeof(hostspec), "%s", t->host);
+	else
+		snprintf(hostspec, sizeof(hostspec), "[%s]:%u", t->host, t->port);
+	switch (ssh_session_is_known_server(ss)) {
+	case SSH_KNOWN_HOSTS_OK:
+		break;
+	case SSH_KNOWN_HOSTS_CHANGED:
+	case SSH_KNOWN_HOSTS_OTHER:
+		rc = error(ERR_INVALID,
+			   "REFUSED: the host key of %s has CHANGED: it now shows %s key %s, "
+			   "which is not the key recorded in %s. Either the machine was "
+			   "reinstalled or someone is between you and it. Check the key on the "
+			   "machine (ssh-keygen -lf /etc/ssh/ssh_host_%s_key.pub); only if it "
+			   "matches, remove the old line (ssh-keygen -R '%s' -f %s) and run again",
+			   name, type ? type : "a", fp, t->known_hosts,
+			   type && !strncmp(type, "ssh-", 4) ? type + 4 : "ed25519", hostspec,
+			   t->known_hosts);
+		break;
+	case SSH_KNOWN_HOSTS_NOT_FOUND:
+	case SSH_KNOWN_HOSTS_UNKNOWN:
+		if (t->accept_new) {
+			if (ssh_session_update_known_hosts(ss) != SSH_OK)
+				rc = error(ERR_IO, "cannot record the host key of %s in %s: %s",
+					   name, t->known_hosts, ssh_get_error(ss));
+			break;
+		}
+		rc = error(ERR_INVALID,
+			   "the host key of %s is not known: %s key %s. Compare it with the "
+			   "machine's own (ssh-keygen -lf /etc/ssh/ssh_host_%s_key.pub on it); if "
+			   "it is the same, accept it in fswb's wizard or run again with "
+			   "--accept-new-host-key (it is then kept in %s)",
+			   name, type ? type : "a", fp,
+			   type && !strncmp(type, "ssh-", 4) ? type + 4 : "ed25519",
+			   t->known_hosts);
+		break;
+	default:
+		rc = error(ERR_IO, "cannot check the host key of %s against %s: %s", name,
+			   t->known_hosts, ssh_get_error(ss));
+		break;
+	}
+	free(type);
+	free(fp);
+	free(name);
+	return rc;
+}
+
+static enum status
+authenticate(ssh_session ss, const struct target *t)
+{
+	char *name = target_name(t);
+	enum status rc = OK;
+	int r = SSH_AUTH_DENIED;
+
+	if (t->key) {
+		ssh_key pk = NULL;
+
+		if (ssh_pki_import_privkey_file(t->key, NULL, NULL, NULL, &pk) != SSH_OK) {
+			rc = error(
+				ERR_INVALID,
+				"cannot use the key %s: not a private key, or protected by a "
+				"passphrase (load such a key into ssh-agent and leave out -o key)",
+				t->key);
+			goto out;
+		}
+		r = ssh_userauth_publickey(ss, NULL, pk);
+		ssh_key_free(pk);
+	} else {
+		if (getenv("SSH_AUTH_SOCK"))
+			r = ssh_userauth_agent(ss, NULL);
+		if (r != SSH_AUTH_SUCCESS)
+			r = ssh_userauth_publickey_auto(ss, NULL, NULL);
+	}
+	if (r != SSH_AUTH_SUCCESS)
+		rc = error(
+			ERR_INVALID,
+			"%s refused the key %s%s: add its public key to ~%s/.ssh/authorized_keys "
+			"on the machine, or give the right one with -o key=FILE",
+			name, t->key ? t->key : "(ssh-agent and ~/.ssh)", "", t->user);
+out:
+	free(name);
+	return rc;
+}
+
+/* TCP keepalives and a user timeout: a machine that vanished is seen in about half a minute. */
+static void
+tcp_watch(ssh_session ss)
+{
+	int fd = ssh_get_fd(ss), one = 1, idle = 10, intvl = 5, cnt = 4;
+	unsigned user_timeout = 30000;
+
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+}
+
+/*
+ * Connect, check the host key, log in. *network says the failure was the
+ * network's (worth trying again while a machine reboots), not a refusal.
+ */
+static enum status
+ssh_open(const struct target *t, ssh_session *out, bool *network)
+{
+	ssh_session ss = ssh_new();
+	long timeout = CONNECT_TIMEOUT;
+	int nodelay = 1, verbosity = SSH_LOG_NOLOG;
+	bool yes = true, no = false;
+	char *user_kh = NULL, *name = target_name(t);
+	enum status rc = OK;
+
+	*out = NULL;
+	*network = false;
+	if (!ss) {
+		free(name);
+		return error(ERR_NOMEM, "cannot make an ssh session");
+	}
+	user_kh = getenv("HOME") ? path_join(getenv("HOME"), ".ssh/known_hosts") : NULL;
+	ssh_options_set(ss, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
+	ssh_options_set(ss, SSH_OPTIONS_PROCESS_CONFIG, t->use_config ? &yes : &no);
+	ssh_options_set(ss, SSH_OPTIONS_HOST, t->host);
+	if (t->use_config)
+		ssh_options_parse_config(ss, NULL);
+	ssh_options_set(ss, SSH_OPTIONS_PORT, &t->port);
+	ssh_options_set(ss, SSH_OPTIONS_USER, t->user);
+	ssh_options_set(ss, SSH_OPTIONS_TIMEOUT, &timeout);
+	ssh_options_set(ss, SSH_OPTIONS_NODELAY, &nodelay);
+	ssh_options_set(ss, SSH_OPTIONS_KNOWNHOSTS, t->known_hosts);
+	ssh_options_set(ss, SSH_OPTIONS_GLOBAL_KNOWNHOSTS,
+			t->user_known_hosts && user_kh ? user_kh : "/dev/null");
+	if (ssh_connect(ss) != SSH_OK) {
+		*network = true;
+		rc = error(ERR_IO, "cannot reach %s: %s", name, ssh_get_error(ss));
+		goto out;
+	}
+	tcp_watch(ss);
+	rc = check_host_key(ss, t);
+	if (rc == OK)
+		rc = authenticate(ss, t);
+out:
+	free(user_kh);
+	free(name);
+	if (rc != OK) {
+		ssh_disconnect(ss);
+		ssh_free(ss);
+		return rc;
+	}
+	*out = ss;
+	return OK;
+}
+
+static void
+ssh_close(ssh_session ss)
+{
+	if (!ss)
+		return;
+	ssh_disconnect(ss);
+	ssh_free(ss);
+}
+
+/* cmd run as root on the machine: as it is for root, under sudo -n for others. */
+static char *
+as_root(const struct target *t, const char *cmd)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!strcmp(t->user, "root"))
+		return xstrdup(cmd);
+	strbuf_adds(&sb, "sudo -n sh -c ");
+	sh_quote(&sb, cmd);
+	return strbuf_detach(&sb);
+}
+
+/*
+ * Run cmd on the machine with input on its stdin; its stdout (at most
+ * INSPECT_OUT_MAX) into out, its exit status into *status.
+ */
+static enum status
+run_remote(ssh_session ss, const char *cmd, const char *input, size_t inlen, struct strbuf *out,
+	   int *status)
+{
+	ssh_channel ch = ssh_channel_new(ss);
+	char buf[CHUNK];
+	enum status rc = OK;
+	int n;
+
+	*status = -1;
+	if (!ch || ssh_channel_open_session(ch) != SSH_OK ||
+	    ssh_channel_request_exec(ch, cmd) != SSH_OK) {
+		rc = error(ERR_IO, "cannot run a command on the test machine: %s",
+			   ssh_get_error(ss));
+		goto out;
+	}
+	while (inlen) {
+		n = ssh_channel_write(ch, input, (uint32_t)(inlen > CHUNK ? CHUNK : inlen));
+		if (n <= 0) {
+			rc = error(ERR_IO, "the test machine stopped reading: %s",
+				   ssh_get_error(ss));
+			goto out;
+		}
+		input += n;
+		inlen -= (size_t)n;
+	}
+	ssh_channel_send_eof(ch);
+	while ((n = ssh_channel_read(ch, buf, sizeof(buf), 0)) > 0)
+		if (out && out->len < INSPECT_OUT_MAX)
+			strbuf_add(out, buf, (size_t)n);
+	while (ssh_channel_read(ch, buf, sizeof(buf), 1) > 0)
+		; /* its stderr is not ours to show */
+	if (n < 0) {
+		rc = error(ERR_IO, "the connection broke: %s", ssh_get_error(ss));
+		goto out;
+	}
+	*status = ssh_channel_get_exit_status(ch);
+out:
+	if (ch) {
+		ssh_channel_close(ch);
+		ssh_channel_free(ch);
+	}
+	return rc;
+}
+
+/* ---- the inspection -------------------------------------------------------- */
+
+/*
+ * What the machine has, one line each: OS ID ID_LIKE; NOCHECK; MISSING
+ * TOOL; DEV path size fstype label mountpoint swap holders (tabs). Run as
+ * root with the fstests dir, the work dir, the tools and the devices as
+ * arguments; it makes the work dir.
+ */
+static const char inspect_script[] =
+	"set -u\n"
+	"fst=$1 work=$2 tools=$3\n"
+	"shift 3\n"
+	"id=unknown like=\n"
+	"if [ -r /etc/os-release ]; then\n"
+	"  id=$(. /etc/os-release; echo \"${ID:-unknown}\")\n"
+	"  like=$(. /etc/os-release; echo \"${ID_LIKE:-}\")\n"
+	"fi\n"
+	"printf 'OS\\t%s\\t%s\\n' \"$id\" \"$like\"\n"
+	"[ -x \"$fst/check\" ] || echo NOCHECK\n"
+	"for t in $tools; do command -v \"$t\" >/dev/null 2>&1 || printf 'MISSING\\t%s\\n' \"$t\"; "
+	"done\n"
+	"mkdir -p \"$work\" && chmod 0700 \"$work\" || echo NOWORK\n"
+	"for d; do\n"
+	"  if [ ! -b \"$d\" ]; then printf 'DEV\\t%s\\tnone\\n' \"$d\"; continue; fi\n"
+	"  size=$(blockdev --getsize64 \"$d\" 2>/dev/null || echo 0)\n"
+	"  fs=$(blkid -p -o value -s TYPE \"$d\" 2>/dev/null)\n"
+	"  label=$(blkid -p -o value -s LABEL \"$d\" 2>/dev/null)\n"
+	"  real=$(readlink -f \"$d\")\n"
+	"  mnt=$(lsblk -nro MOUNTPOINT \"$real\" 2>/dev/null | grep -v '^$' | head -n 1)\n"
+	"  [ -n \"$mnt\" ] || mnt=$(awk -v d=\"$real\" '$1 == d { print $2; exit }' /proc/mounts)\n"
+	"  swap=$(awk -v d=\"$real\" 'NR > 1 && $1 == d { print \"yes\"; exit }' /proc/swaps)\n"
+	"  b=${real##*/}\n"
+	"  hold=$(ls /sys/class/block/\"$b\"/holders 2>/dev/null | tr '\\n' ' ')\n"
+	"  printf 'DEV\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' \"$d\" \"$size\" \"${fs:--}\" "
+	"\"${label:--}\" \"${mnt:--}\" \"${swap:--}\" \"${hold:--}\"\n"
+	"done\n";
+
+/* The package that has a tool, by distribution family. */
+static const char *
+package_of(const char *tool, bool rpm)
+{
+	static const struct {
+		const char *tool, *deb, *rpm;
+	} map[] = {
+		{ "xfs_io", "xfsprogs", "xfsprogs" },
+		{ "mkfs.xfs", "xfsprogs", "xfsprogs" },
+		{ "mkfs.ext4", "e2fsprogs", "e2fsprogs" },
+		{ "mkfs.ext3", "e2fsprogs", "e2fsprogs" },
+		{ "mkfs.ext2", "e2fsprogs", "e2fsprogs" },
+		{ "mkfs.btrfs", "btrfs-progs", "btrfs-progs" },
+		{ "mkfs.f2fs", "f2fs-tools", "f2fs-tools" },
+		{ "mkfs.exfat", "exfatprogs", "exfatprogs" },
+		{ "mkfs.vfat", "dosfstools", "dosfstools" },
+		{ "mkfs.udf", "udftools", "udftools" },
+		{ "awk", "gawk", "gawk" },
+		{ "bash", "bash", "bash" },
+		{ "blkid", "util-linux", "util-linux" },
+		{ "lsblk", "util-linux", "util-linux" },
+		{ "blockdev", "util-linux", "util-linux" },
+		{ "flock", "util-linux", "util-linux" },
+		{ "dmesg", "util-linux", "util-linux" },
+		{ "tar", "tar", "tar" },
+		{ "gzip", "gzip", "gzip" },
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].tool, tool))
+			return rpm ? map[i].rpm : map[i].deb;
+	return tool;
+}
+
+static char *
+install_command(const char *id, const char *like, const struct strvec *pkgs)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *all = strvec_join(pkgs, " ");
+	char fam[256];
+
+	snprintf(fam, sizeof(fam), " %s %s ", id, like);
+	if (strstr(fam, " debian ") || strstr(fam, " ubuntu "))
+		strbuf_addf(&sb, "apt-get install %s", all);
+	else if (strstr(fam, " fedora ") || strstr(fam, " rhel ") || strstr(fam, " centos "))
+		strbuf_addf(&sb, "dnf install %s", all);
+	else if (strstr(fam, " suse ") || strstr(fam, " opensuse "))
+		strbuf_addf(&sb, "zypper install %s", all);
+	else if (strstr(fam, " arch "))
+		strbuf_addf(&sb, "pacman -S %s", all);
+	else if (strstr(fam, " alpine "))
+		strbuf_addf(&sb, "apk add %s", all);
+	else
+		strbuf_addf(&sb, "install %s with the machine's package manager", all);
+	free(all);
+	return strbuf_detach(&sb);
+}
+
+static void
+human_size(const char *bytes, char *out, size_t len)
+{
+	double v = strtod(bytes, NULL);
+	const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	size_t u = 0;
+
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+/* What the inspection of a session's machine found that stops the run; OK when nothing. */
+static enum status
+inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *name)
+{
+	struct strvec lines = STRVEC_INIT, missing = STRVEC_INIT, pkgs = STRVEC_INIT;
+	struct strvec unnamed = STRVEC_INIT, unnamed_devs = STRVEC_INIT;
+	struct strbuf why = STRBUF_INIT;
+	char *id = xstrdup("unknown"), *like = xstrdup("");
+	bool rpm = false;
+	enum status rc = OK;
+
+	strvec_split(&lines, text, "\n");
+	for (size_t i = 0; i < lines.n; i++) {
+		struct strvec f = STRVEC_INIT;
+		char *clean = term_clean(lines.v[i]);
+
+		strvec_split(&f, clean, "\t");
+		free(clean);
+		if (f.n >= 2 && !strcmp(f.v[0], "OS")) {
+			free(id);
+			free(like);
+			id = xstrdup(f.v[1]);
+			like = xstrdup(f.n > 2 ? f.v[2] : "");
+		} else if (f.n == 1 && !strcmp(f.v[0], "NOCHECK")) {
+			strbuf_addf(
+				&why,
+				"%sthere is no fstests in %s on %s (no executable check): "
+				"build fstests there, or give its directory with -o fstests=DIR",
+				why.len ? "; " : "", s->fstests, name);
+		} else if (f.n == 1 && !strcmp(f.v[0], "NOWORK")) {
+			strbuf_addf(&why, "%scannot make %s on %s: give a writable -o workdir=DIR",
+				    why.len ? "; " : "", s->work, name);
+		} else if (f.n == 2 && !strcmp(f.v[0], "MISSING")) {
+			strvec_push(&missing, f.v[1]);
+		} else if (f.n >= 3 && !strcmp(f.v[0], "DEV")) {
+			const char *dev = f.v[1];
+			bool named = strvec_contains(&s->wipe, dev);
+			char size[32], *holds;
+
+			if (f.n < 8) {
+				strbuf_addf(&why, "%s%s is not a block device on %s",
+					    why.len ? "; " : "", dev, name);
+				strvec_clear(&f);
+				continue;
+			}
+			human_size(f.v[2], size, sizeof(size));
+			holds = xasprintf("%s (%s, %s%s%s%s%s%s)", dev, size,
+					  strcmp(f.v[3], "-") ? f.v[3] : "no file system",
+					  strcmp(f.v[4], "-") ? " labelled '" : "",
+					  strcmp(f.v[4], "-") ? f.v[4] : "",
+					  strcmp(f.v[4], "-") ? "'" : "",
+					  strcmp(f.v[5], "-") ? ", mounted on " : "",
+					  strcmp(f.v[5], "-") ? f.v[5] : "");
+			if (!strcmp(f.v[5], "/"))
+				strbuf_addf(&why, "%s%s holds the root file system of %s: never",
+					    why.len ? "; " : "", holds, name);
+			else if (strcmp(f.v[5], "-"))
+				strbuf_addf(&why,
+					    "%s%s is mounted: unmount it first, or name another "
+					    "device",
+					    why.len ? "; " : "", holds);
+			else if (!strcmp(f.v[6], "yes"))
+				strbuf_addf(&why, "%s%s is in use as swap: swapoff it first",
+					    why.len ? "; " : "", holds);
+			else if (strcmp(f.v[7], "-"))
+				strbuf_addf(&why,
+					    "%s%s is in use by %s (LVM, md or dm): free it first",
+					    why.len ? "; " : "", holds, f.v[7]);
+			else if (!named)
+				strvec_push(&unnamed, holds);
+			if (!named)
+				strvec_push(&unnamed_devs, dev);
+			free(holds);
+		}
+		strvec_clear(&f);
+	}
+	rpm = strstr(id, "fedora") || strstr(id, "rhel") || strstr(id, "centos") ||
+	      strstr(like, "fedora") || strstr(like, "rhel") || strstr(like, "suse") ||
+	      strstr(id, "suse");
+	for (size_t i = 0; i < missing.n; i++) {
+		const char *p = package_of(missing.v[i], rpm);
+
+		if (!strvec_contains(&pkgs, p))
+			strvec_push(&pkgs, p);
+	}
+	if (unnamed.n) {
+		char *list = strvec_join(&unnamed, ", "), *devs = strvec_join(&unnamed_devs, ",");
+
+		strbuf_addf(&why,
+			    "%sthe tests format %s on %s, destroying what %s: if that is what you "
+			    "want, confirm with --yes-destroy %s (-o wipe=%s)",
+			    why.len ? "; " : "", list, name,
+			    unnamed.n > 1 ? "they hold" : "it holds", devs, devs);
+		free(list);
+		free(devs);
+	}
+	if (missing.n) {
+		char *tools = strvec_join(&missing, ", "), *cmd = install_command(id, like, &pkgs);
+
+		strbuf_addf(&why, "%s%s lacks %s, which the tests need: %s", why.len ? "; " : "",
+			    name, tools, cmd);
+		free(tools);
+		free(cmd);
+	}
+	if (why.len)
+		rc = error(ERR_INVALID, "%s", why.buf);
+	free(id);
+	free(like);
+	strvec_clear(&lines);
+	strvec_clear(&missing);
+	strvec_clear(&pkgs);
+	strvec_clear(&unnamed);
+	strvec_clear(&unnamed_devs);
+	strbuf_release(&why);
+	return rc;
+}
+
+/* ---- the worker -------------------------------------------------------------- */
+
+static volatile sig_atomic_t worker_stop;
+
+static void
+on_term(int sig)
+{
+	worker_stop = 1;
+}
+
+static bool
+write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* Why the worker ends: its last line on stderr is the session's why. */
+static void
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static int note_fd = -1;
+
+/* What the worker is doing, on the console the user reads beside the kernel log. */
+static void
+note(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || note_fd < 0)
+		return;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	write_all(note_fd, "fswb: ", 6);
+	write_all(note_fd, buf, (size_t)n);
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Connect, trying again while the network says no, until the boot limit. */
+static int
+connect_until(const struct ssh_session_priv *s, ssh_session *ss)
+{
+	uint64_t until = now_ms() + (uint64_t)s->boot * 1000;
+	char *name = target_name(&s->t);
+	bool network, said = false;
+	enum status rc;
+
+	for (;;) {
+		rc = ssh_open(&s->t, ss, &network);
+		if (rc == OK)
+			break;
+		if (!network || worker_stop || now_ms() + RETRY_MS >= until) {
+			if (network)
+				say("%s (tried for %u s: the -o boot=SECONDS limit)", error_msg(),
+				    s->boot);
+			else
+				say("%s", error_msg());
+			free(name);
+			return worker_stop ? WK_STOPPED : WK_FAIL;
+		}
+		if (!said)
+			note("%s; trying again for up to %u s", error_msg(), s->boot);
+		said = true;
+		error_clear();
+		usleep(RETRY_MS * 1000);
+	}
+	if (said)
+		note("connected to %s", name);
+	free(name);
+	return WK_OK;
+}
+
+static const char *const base_tools[] = { "bash",     "awk", "xfs_io", "blkid", "lsblk",
+					  "blockdev", "tar", "gzip",   NULL };
+
+static int
+inspect(const struct ssh_session_priv *s, ssh_session ss)
+{
+	struct strbuf cmd = STRBUF_INIT, tools = STRBUF_INIT, out = STRBUF_INIT;
+	char *root_cmd, *name = target_name(&s->t);
+	int status, code = WK_OK;
+	enum status rc;
+
+	for (size_t i = 0; base_tools[i]; i++)
+		strbuf_addf(&tools, "%s ", base_tools[i]);
+	if (s->disks.n && s->fstyp && strcmp(s->fstyp, "tmpfs"))
+		strbuf_addf(&tools, "mkfs.%s", s->fstyp);
+	strbuf_adds(&cmd, "sh -s -- ");
+	sh_quote(&cmd, s->fstests);
+	strbuf_addch(&cmd, ' ');
+	sh_quote(&cmd, s->work);
+	strbuf_addch(&cmd, ' ');
+	sh_quote(&cmd, tools.buf);
+	for (size_t i = 0; i < s->disks.n; i++) {
+		if (!*s->disks.v[i])
+			continue;
+		strbuf_addch(&cmd, ' ');
+		sh_quote(&cmd, s->disks.v[i]);
+	}
+	root_cmd = as_root(&s->t, cmd.buf);
+	rc = run_remote(ss, root_cmd, inspect_script, strlen(inspect_script), &out, &status);
+	if (rc == OK && status != 0 && !out.len)
+		rc = error(ERR_INVALID,
+			   "cannot run commands as root on %s%s: log in as root, or let %s use "
+			   "sudo without a password",
+			   name, strcmp(s->t.user, "root") ? " (sudo -n failed)" : "", s->t.user);
+	if (rc == OK)
+		rc = inspect_verdict(out.buf, s, name);
+	if (rc != OK) {
+		say("%s", error_msg());
+		code = WK_FAIL;
+	}
+	free(root_cmd);
+	free(name);
+	strbuf_release(&cmd);
+	strbuf_release(&tools);
+	strbuf_release(&out);
+	return code;
+}
+
+/* The agent into WORK/fswb-agent (cat on the exec channel: it works under sudo too). */
+static int
+push_agent(const struct ssh_session_priv *s, ssh_session ss)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char *text = NULL, *root_cmd;
+	size_t len = 0;
+	int status = -1, code = WK_OK;
+	enum status rc = read_file(s->agent, 1u << 20, &text, &len);
+
+	strbuf_adds(&cmd, "cat > ");
+	sh_quote(&cmd, s->agent_remote);
+	root_cmd = as_root(&s->t, cmd.buf);
+	if (rc == OK)
+		rc = run_remote(ss, root_cmd, text, len, NULL, &status);
+	if (rc == OK && status != 0)
+		rc = error(ERR_IO,
+			   "cannot write the agent to %s on the test machine (exit status %d)",
+			   s->agent_remote, status);
+	if (rc != OK) {
+		say("%s", error_msg());
+		code = WK_FAIL;
+	}
+	free(text);
+	free(root_cmd);
+	strbuf_release(&cmd);
+	return code;
+}
+
+static ssh_channel
+exec_channel(ssh_session ss, const char *cmd)
+{
+	ssh_channel ch = ssh_channel_new(ss);
+
+	if (ch && ssh_channel_open_session(ch) == SSH_OK &&
+	    ssh_channel_request_exec(ch, cmd) == SSH_OK)
+		return ch;
+	if (ch)
+		ssh_channel_free(ch);
+	return NULL;
+}
+
+/* The agent's command line on the machine: one agent per work dir (a lock), a stale one stopped. */
+static char *
+agent_command(const struct ssh_session_priv *s)
+{
+	struct strbuf sb = STRBUF_INIT, lock = STRBUF_INIT, pid = STRBUF_INIT, agent = STRBUF_INIT,
+		      run = STRBUF_INIT;
+	char *lockp = path_join(s->work, "lock"), *pidp = path_join(s->work, "agent.pid"), *out;
+
+	sh_quote(&lock, lockp);
+	sh_quote(&pid, pidp);
+	sh_quote(&agent, s->agent_remote);
+	sh_quote(&run, s->run_dir);
+	strbuf_addf(&sb,
+		    "cd / || exit 1; "
+		    "if [ -s %s ]; then read -r p < %s; "
+		    "case $(tr '\\000' ' ' < /proc/$p/cmdline 2>/dev/null) in "
+		    "*fswb-agent*) kill -TERM \"$p\" 2>/dev/null;; esac; fi; "
+		    "exec 9> %s; "
+		    "if command -v flock >/dev/null 2>&1; then flock -w %d 9 || exit %d; fi; "
+		    "echo $$ > %s; exec sh %s --stdio --workdir %s",
+		    pid.buf, pid.buf, lock.buf, LOCK_WAIT, EXIT_LOCKED, pid.buf, agent.buf,
+		    run.buf);
+	out = as_root(&s->t, sb.buf);
+	free(lockp);
+	free(pidp);
+	strbuf_release(&sb);
+	strbuf_release(&lock);
+	strbuf_release(&pid);
+	strbuf_release(&agent);
+	strbuf_release(&run);
+	return out;
+}
+
+/* The kernel log from now on: dmesg --follow-new (util-linux 2.36), journalctl, dmesg -w. */
+static const char klog_command[] =
+	"if dmesg --help 2>&1 | grep -q -e --follow-new; then exec dmesg --follow-new; "
+	"elif command -v journalctl >/dev/null 2>&1; then exec journalctl -kf -n 0; "
+	"else exec dmesg -w; fi";
+
+/* Move what a channel has to fd; false when the channel or the connection is gone. */
+static bool
+pump(ssh_channel ch, int is_stderr, int fd)
+{
+	char buf[CHUNK];
+	int n;
+
+	while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof(buf), is_stderr)) > 0)
+		if (fd >= 0 && !write_all(fd, buf, (size_t)n))
+			return false;
+	return n != SSH_ERROR;
+}
+
+static int
+worker(void *arg)
+{
+	struct ssh_session_priv *s = arg;
+	ssh_session ss = NULL;
+	ssh_channel agent = NULL, klog = NULL;
+	struct sigaction sa = { 0 };
+	char *cmd, *name = target_name(&s->t);
+	uint64_t last_alive = now_ms();
+	bool in_open = true;
+	int code, con = s->con[1];
+
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	close(s->con[0]);
+	note_fd = con;
+	code = connect_until(s, &ss);
+	if (code == WK_OK)
+		code = inspect(s, ss);
+	if (code == WK_OK)
+		code = push_agent(s, ss);
+	if (code != WK_OK)
+		goto out;
+	cmd = agent_command(s);
+	agent = exec_channel(ss, cmd);
+	free(cmd);
+	cmd = as_root(&s->t, klog_command);
+	klog = exec_channel(ss, cmd);
+	free(cmd);
+	if (!agent) {
+		say("cannot start the agent on %s: %s", name, ssh_get_error(ss));
+		code = WK_FAIL;
+		goto out;
+	}
+	if (!klog)
+		note("no kernel log from %s: %s (the run goes on without it)", name,
+		     ssh_get_error(ss));
+	for (;;) {
+		struct pollfd p[2] = { { ssh_get_fd(ss), POLLIN, 0 }, { 0, POLLIN, 0 } };
+		char buf[CHUNK];
+
+		if (worker_stop) {
+			code = WK_STOPPED;
+			break;
+		}
+		poll(p, in_open ? 2 : 1, 100);
+		if (in_open && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			ssize_t n = read(0, buf, sizeof(buf));
+
+			if (n > 0) {
+				if (ssh_channel_write(agent, buf, (uint32_t)n) != n) {
+					say("the connection to %s broke: %s", name,
+					    ssh_get_error(ss));
+					code = WK_LOST;
+					break;
+				}
+			} else if (n == 0 || errno != EINTR) {
+				in_open = false; /* fswb is done with the agent */
+				ssh_channel_send_eof(agent);
+			}
+		}
+		if (!pump(agent, 0, 1) || !pump(agent, 1, con) || (klog && !pump(klog, 0, con))) {
+			say("the connection to %s broke: %s", name, ssh_get_error(ss));
+			code = WK_LOST;
+			break;
+		}
+		if (ssh_channel_is_eof(agent) || ssh_channel_is_closed(agent)) {
+			int st;
+
+			pump(agent, 0, 1);
+			st = ssh_channel_get_exit_status(agent);
+			if (st == EXIT_LOCKED) {
+				say("another fswb run is using %s (its work directory %s is "
+				    "locked): "
+				    "wait for it, or give another -o workdir=DIR",
+				    name, s->work);
+				code = WK_FAIL;
+			} else if (st != 0) {
+				say("the agent on %s ended with status %d", name, st);
+				code = WK_FAIL;
+			}
+			break;
+		}
+		if (!ssh_is_connected(ss)) {
+			say("the connection to %s was lost", name);
+			code = WK_LOST;
+			break;
+		}
+		if (now_ms() - last_alive >= KEEPALIVE_EVERY_MS) {
+			ssh_send_ignore(ss, "fswb");
+			last_alive = now_ms();
+		}
+	}
+	if (code == WK_STOPPED && ssh_is_connected(ss)) {
+		/* the agent stops check and cleans up at the end of its input */
+		uint64_t until = now_ms() + 5000;
+
+		ssh_channel_send_eof(agent);
+		while (now_ms() < until && !ssh_channel_is_eof(agent) && pump(agent, 0, 1))
+			usleep(50000);
+	}
+out:
+	if (klog) {
+		ssh_channel_close(klog);
+		ssh_channel_free(klog);
+	}
+	if (agent) {
+		ssh_channel_close(agent);
+		ssh_channel_free(agent);
+	}
+	ssh_close(ss);
+	free(name);
+	return code;
+}
+
+/* ---- the session --------------------------------------------------------------- */
+
+static unsigned
+seconds_opt(const struct session_spec *spec, const char *key, unsigned dflt)
+{
+	const char *v = session_spec_opt(spec, key);
+
+	return v ? (unsigned)strtoul(v, NULL, 10) : dflt; /* checked: backend_option_seconds */
+}
+
+static void
+ssh_release(void *priv)
+{
+	struct ssh_session_priv *s = priv;
+
+	agent_pipe_release(&s->pipe);
+	if (s->con[1] >= 0)
+		close(s->con[1]);
+	target_release(&s->t);
+	free(s->work);
+	free(s->run_dir);
+	free(s->fstests);
+	free(s->job_dir);
+	free(s->mnt_dir);
+	free(s->results_dir);
+	free(s->agent);
+	free(s->agent_remote);
+	free(s->fstyp);
+	free(s->notice);
+	strvec_clear(&s->disks);
+	strvec_clear(&s->wipe);
+	free(s);
+}
+
+/* The device the user named for a disk's role: pool1..N from pool=, the others by name. */
+static enum status
+role_device(const struct session_spec *spec, const char *role, const char **out)
+{
+	const char *v;
+
+	*out = NULL;
+	if (!strncmp(role, "pool", 4) && role[4] >= '1' && role[4] <= '9') {
+		static char dev[256];
+		struct strvec pool = STRVEC_INIT;
+		unsigned i = (unsigned)strtoul(role + 4, NULL, 10);
+
+		v = session_spec_opt(spec, "pool");
+		if (v)
+			strvec_split(&pool, v, ",");
+		if (i > pool.n) {
+			enum status rc = error(ERR_INVALID,
+					       "the configuration '%s' needs a pool of at least %u "
+					       "devices on the machine: give -o pool=DEV,DEV,...",
+					       spec->name, i);
+
+			strvec_clear(&pool);
+			return rc;
+		}
+		snprintf(dev, sizeof(dev), "%s", pool.v[i - 1]);
+		strvec_clear(&pool);
+		*out = dev;
+		return OK;
+	}
+	*out = session_spec_opt(spec, role);
+	if (*out || !strcmp(role, "logwrites"))
+		return OK; /* no LOGWRITES_DEV: the log-replay tests say they did not run */
+	return error(ERR_INVALID,
+		     "the configuration '%s' needs a %s device on the test machine: give -o "
+		     "%s=/dev/...",
+		     spec->name, role, role);
+}
+
+static enum status
+ssh_start(struct loop *loop, void *run, const struct session_spec *spec,
+	  const struct session_callbacks *cb, void *data, struct lease *lease, void **priv)
+{
+	struct ssh_session_priv *s = xcalloc(1, sizeof(*s));
+	struct spawn_opts o = SPAWN_OPTS_INIT;
+	const char *fstests = session_spec_opt(spec, "fstests"), *v;
+	enum status rc;
+
+	agent_pipe_init(&s->pipe, loop, cb, data);
+	s->pipe.why_from_err = true;
+	s->con[0] = s->con[1] = -1;
+	strvec_init(&s->disks);
+	strvec_init(&s->wipe);
+	s->boot = seconds_opt(spec, "boot", BOOT_DEFAULT);
+	s->silence = seconds_opt(spec, "silence", QUIET_DEFAULT);
+	rc = target_make(spec_opt, spec, spec->slot, &s->t);
+	if (rc != OK)
+		goto fail;
+	if (!fstests) {
+		rc = error(ERR_INVALID, "the ssh backend needs the fstests directory on the test "
+					"machine: -o fstests=DIR");
+		goto fail;
+	}
+	if (!spec->agent)
+		BUG("an ssh session without the agent");
+	s->agent = xstrdup(spec->agent);
+	s->fstests = xstrdup(fstests);
+	s->fstyp = spec->fstyp ? xstrdup(spec->fstyp) : NULL;
+	s->work = xstrdup((v = session_spec_opt(spec, "workdir")) ? v : WORK_DEFAULT);
+	s->agent_remote = path_join(s->work, "fswb-agent");
+	s->run_dir = path_join(s->work, "run");
+	s->job_dir = path_join(s->run_dir, "job");
+	s->mnt_dir = path_join(s->run_dir, "mnt");
+	s->results_dir = path_join(s->run_dir, "results");
+	s->layout = (struct session_layout){ s->fstests, s->job_dir, s->mnt_dir, s->results_dir };
+	if ((v = session_spec_opt(spec, "wipe")))
+		strvec_split(&s->wipe, v, ",");
+	for (size_t i = 0; i < spec->ndisks; i++) {
+		const char *dev;
+
+		rc = role_device(spec, spec->disks[i].role, &dev);
+		if (rc != OK)
+			goto fail;
+		strvec_push(&s->disks, dev ? dev : "");
+	}
+	for (size_t i = 0; i < s->disks.n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (*s->disks.v[i] && !strcmp(s->disks.v[i], s->disks.v[j])) {
+				rc = error(
+					ERR_INVALID,
+					"%s is named for both %s and %s: each role needs a device "
+					"of its own",
+					s->disks.v[i], spec->disks[j].role, spec->disks[i].role);
+				goto fail;
+			}
+	if (pipe2(s->con, O_CLOEXEC)) {
+		rc = error(ERR_IO, "cannot make a pipe: %s", strerror(errno));
+		goto fail;
+	}
+	fcntl(s->con[0], F_SETFL, O_NONBLOCK);
+	o.fn = worker;
+	o.fn_arg = s;
+	o.fn_name = "fswb ssh";
+	o.new_pgrp = true;
+	o.die_with_fswb = true;
+	rc = agent_pipe_start(&s->pipe, &o, lease, s->con[0]);
+	s->con[0] = -1; /* the pipe's now */
+	if (rc != OK)
+		goto fail;
+	close(s->con[1]);
+	s->con[1] = -1;
+	s->notice = xasprintf("the test machine is %s@%s:%u, running its own kernel", s->t.user,
+			      s->t.host, s->t.port);
+	*priv = s;
+	return OK;
+fail:
+	if (s->con[0] >= 0)
+		close(s->con[0]);
+	ssh_release(s);
+	return rc;
+}
+
+static enum status
+ssh_send(void *priv, const void *buf, size_t len)
+{
+	return agent_pipe_send(&((struct ssh_session_priv *)priv)->pipe, buf, len);
+}
+
+static void
+ssh_cancel(void *priv)
+{
+	agent_pipe_cancel(&((struct ssh_session_priv *)priv)->pipe);
+}
+
+static char *
+ssh_disk_path(void *priv, size_t index)
+{
+	struct ssh_session_priv *s = priv;
+
+	if (index >= s->disks.n)
+		BUG("disk index %zu out of range", index);
+	return *s->disks.v[index] ? xstrdup(s->disks.v[index]) : NULL;
+}
+
+static const struct session_layout *
+ssh_layout(void *priv)
+{
+	return &((struct ssh_session_priv *)priv)->layout;
+}
+
+static unsigned
+ssh_boot_limit(void *priv)
+{
+	/* the worker tries to connect for boot seconds; then the inspection and the agent */
+	return ((struct ssh_session_priv *)priv)->boot + 60;
+}
+
+static unsigned
+ssh_silence_limit(void *priv)
+{
+	return ((struct ssh_session_priv *)priv)->silence;
+}
+
+static const char *
+ssh_notice(void *priv)
+{
+	return ((struct ssh_session_priv *)priv)->notice;
+}
+
+/* ---- probe, doctor -------------------------------------------------------------- */
+
+static enum status
+ssh_probe(const struct plan *plan, struct backend_probe *out)
+{
+	struct target t;
+	ssh_session ss = NULL;
+	bool network;
+	char *name;
+	enum status rc = target_make(plan_opt, plan, 0, &t);
+
+	if (rc != OK) {
+		out->summary = xstrdup("not usable: no test machine named");
+		out->why = xstrdup(error_msg());
+		out->fix = xstrdup("give -o host=HOST (and -o user=, -o key=, -o fstests=DIR, "
+				   "-o test=DEV, -o scratch=DEV)");
+		error_clear();
+		return OK;
+	}
+	name = target_name(&t);
+	rc = ssh_open(&t, &ss, &network);
+	if (rc == OK) {
+		out->usable = true;
+		out->summary = xasprintf("ready: %s (its own kernel)", name);
+		if (!plan_backend_opt(plan, "fstests"))
+			out->why = xstrdup("fstests on the machine is not named yet");
+		if (!plan_backend_opt(plan, "fstests"))
+			out->fix = xstrdup("give -o fstests=DIR (the fstests tree on the machine)");
+	} else {
+		out->summary = xasprintf("not usable: %s", name);
+		out->why = xstrdup(error_msg());
+		out->fix = xstrdup(network ? "check the machine is up and sshd listens there; "
+					     "-o port=PORT"
+					   : "see above");
+		error_clear();
+	}
+	ssh_close(ss);
+	free(name);
+	target_release(&t);
+	return OK;
+}
+
+static enum status
+ssh_backend_init(void)
+{
+	return ssh_init() == 0 ? OK : error(ERR_IO, "cannot initialise libssh");
+}
+
+static void
+ssh_backend_cleanup(void)
+{
+	ssh_finalize();
+}
+
+const struct backend_ops ssh_backend = {
+	.name = "ssh",
+	.description = "a prepared test machine over ssh: its own kernel, disks and fstests",
+	.caps = BACKEND_PARALLEL | BACKEND_WIPES,
+	.options = ssh_options,
+	.init = ssh_backend_init,
+	.cleanup = ssh_backend_cleanup,
+	.probe = ssh_probe,
+	.start = ssh_start,
+	.send = ssh_send,
+	.cancel = ssh_cancel,
+	.disk_path = ssh_disk_path,
+	.layout = ssh_layout,
+	.release = ssh_release,
+	.boot_limit = ssh_boot_limit,
+	.silence_limit = ssh_silence_limit,
+	.notice = ssh_notice,
+};
