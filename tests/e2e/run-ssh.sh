@@ -167,7 +167,8 @@ key_body() { grep -v '^-----' "$1" | grep -E '.{20}'; }
 key_body "$SSHD_KEY" >"$T/key.body"
 
 runs_dir=$FSWB_HOME/data/runs
-last_run() { ls -d "$runs_dir"/*/ 2>/dev/null | sort | tail -1; }
+# the run directory of run NAME, as its stdout names it
+run_dir() { sed -n 's/^Results: //p' "$T/$1.out" | tail -n 1; }
 nruns() { ls -d "$runs_dir"/*/ 2>/dev/null | wc -l; }
 # the session lines of the server's log since mark_log
 mark_log() { log_from=$(($(stat -c %s "$SSHD_LOG") + 1)); }
@@ -181,23 +182,28 @@ set_opts()
 {
 	SSH_OPTS=(--backend ssh -o host=127.0.0.1 -o port="$SSHD_PORT" -o user=root
 		-o key="$SSHD_KEY" -o fstests="$M" -o workdir="$T/work"
-		-o test="$TD" -o scratch="$SD" -o logwrites="$LD" -o wipe="$TD,$SD,$LD"
+		-o test="$TD" -o scratch="$SD" -o logwrites="$LD"
 		-o boot=30 -o silence=60 -c ext4/4k)
 }
 set_opts
+# the devices the tests may format: -o wipe= unless NOWIPE=1
 ssh_run()
 {
-	local name=$1 start=$SECONDS
+	local name=$1 start=$SECONDS wipe=(-o wipe="$TD,$SD,$LD")
 	shift
+	[ "${NOWIPE:-}" = 1 ] && wipe=()
 	mark_log
-	timeout -k 10 300 "$FSWB" run "${SSH_OPTS[@]}" "$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null
+	timeout -k 10 300 "$FSWB" run "${SSH_OPTS[@]}" "${wipe[@]}" "$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null
 	rc=$? secs=$((SECONDS - start))
 }
 # why NAME: the end of a run's stderr, for a failing check's name
 why() { tail -n 3 "$T/$1.err" 2>/dev/null | tr '\n' ' '; }
 both() { cat "$T/$1.out" "$T/$1.err"; }
-# statuses NAME: "TEST STATUS" of the last run's run.json, sorted
-statuses() { jq -r '.sections[].tests[] | "\(.test) \(.status)"' "$(last_run)/run.json" | sort; }
+# show NAME: what fswb printed, as TAP comments (for the log, and for a
+# failing check's message)
+show() { both "$1" | sed "s/^/# $1: /" | tail -n "${2:-12}"; }
+# statuses NAME: "TEST STATUS" of run NAME's run.json, sorted
+statuses() { jq -r '.sections[].tests[] | "\(.test) \(.status)"' "$(run_dir "$1")/run.json" | sort; }
 no_test_ran() { ! grep -qE '^(generic|ext4)/[0-9]+ +(pass|fail|notrun|crashed|hung)' "$T/$1.out"; }
 label() { blkid -o value -s LABEL "$1"; }
 # the machine's processes but the server's own, after at most 30 s
@@ -221,6 +227,7 @@ machine_unmounted()
 mkfs.ext4 -q -F -L untouched "$TD" >/dev/null 2>&1
 n0=$(nruns)
 ssh_run unknown "${TESTS[@]}"
+show unknown
 check "an unknown host key is refused (rc=$rc)" test "$rc" -ne 0 -a "$rc" -lt 124
 check "... the message shows its SHA256 fingerprint ($SSHD_HOSTKEY_FP)" \
 	eval 'both unknown | grep -qF "$SSHD_HOSTKEY_FP"'
@@ -233,11 +240,11 @@ check "... the key is not remembered" eval '! grep -rqF "$(cut -d" " -f2 "$SSHD_
 # ---- 2. accepted: the whole run -----------------------------------------------------
 
 ssh_run whole --accept-new-host-key "${TESTS[@]}"
-run=$(last_run)
+run=$(run_dir whole)
 check "a whole run with --accept-new-host-key: exits 1, tests failed (rc=$rc; $(why whole))" test "$rc" -eq 1
 check "... a new run directory" test "$(nruns)" -gt "$n0"
 check "... run.json says finished" jq -e '.finished == true' "$run/run.json"
-got=$(statuses)
+got=$(statuses whole)
 check "... the statuses of run.json are check's own on the same devices" \
 	eval '[ "$got" = "$ref" ] || { diff <(echo "$ref") <(echo "$got"); false; }'
 check "... generic/001 passes on stdout" grep -qE '^generic/001 +pass +[0-9]+s' "$T/whole.out"
@@ -258,8 +265,8 @@ check "... nothing is left mounted on the machine" machine_unmounted
 
 # ---- 3. remembered --------------------------------------------------------------------
 
-ssh_run again generic/001
-check "a second run needs no flag: generic/001 passes (rc=$rc; $(why again))" \
+NOWIPE=1 ssh_run again --yes-destroy "$TD,$SD,$LD" generic/001
+check "a second run needs no host key flag (devices confirmed with --yes-destroy): generic/001 passes (rc=$rc; $(why again))" \
 	eval '[ $rc -eq 0 ] && grep -qE "^generic/001 +pass " "$T/again.out"'
 
 # ---- 4. a wrong user key ----------------------------------------------------------------
@@ -268,6 +275,7 @@ ssh-keygen -q -t ed25519 -N '' -C fswb-e2e-wrong -f "$T/wrong_key"
 key_body "$T/wrong_key" >>"$T/key.body"
 mark_log
 ssh_run wrongkey -o key="$T/wrong_key" generic/001
+show wrongkey
 check "a key the machine does not take is refused (rc=$rc)" test "$rc" -ne 0 -a "$rc" -lt 124
 check "... the message says authentication failed" eval 'both wrongkey | grep -qi "auth\|denied\|refused"'
 check "... no test ran" no_test_ran wrongkey
@@ -278,6 +286,7 @@ check "... the server saw no login" eval '! log_since | grep -q "Accepted public
 mkfs.ext4 -q -F -L held "$TD" >/dev/null 2>&1
 sshd_exec a mount -n "$TD" "$T/mnt/test"
 ssh_run mounted generic/001
+show mounted
 check "a mounted TEST is refused (rc=$rc)" test "$rc" -ne 0 -a "$rc" -lt 124
 check "... the message names it and where it is mounted" \
 	eval 'both mounted | grep -F "$TD" | grep -qF "$T/mnt/test"'
@@ -287,6 +296,7 @@ sshd_exec a umount -n "$T/mnt/test"
 
 mkfs.ext4 -q -F -L keep-me "$OD" >/dev/null 2>&1
 ssh_run notwiped -o scratch="$OD" generic/001
+show notwiped
 check "a SCRATCH not named in wipe= is refused (rc=$rc)" test "$rc" -ne 0 -a "$rc" -lt 124
 check "... the message names it with what it holds (lsblk: ext4, keep-me)" \
 	eval 'both notwiped | grep -F "$OD" | grep -F ext4 | grep -qF keep-me'
@@ -301,7 +311,7 @@ ssh_run_bg()
 {
 	mark_log
 	start=$SECONDS
-	timeout -k 10 300 "$FSWB" run "${SSH_OPTS[@]}" "$@" >"$T/drop.out" 2>"$T/drop.err" </dev/null &
+	timeout -k 10 300 "$FSWB" run "${SSH_OPTS[@]}" -o wipe="$TD,$SD,$LD" "$@" >"$T/drop.out" 2>"$T/drop.err" </dev/null &
 	fswb_pid=$!
 }
 ssh_run_bg generic/013 generic/014
@@ -316,10 +326,11 @@ if [ -e "$T/slow.started" ]; then
 	wait "$fswb_pid"
 	rc=$? secs=$((SECONDS - start))
 	check "fswb ends in bounded time after the drop (${secs}s, rc=$rc; $(why drop))" test "$rc" -lt 124
-	got=$(statuses)
+	got=$(statuses drop)
 	check "... generic/013 is crashed (or passed after a reconnect): $(grep 013 <<<"$got")" \
-		grep -qxE "generic/013 (crashed|pass)" <<<"$got"
-	check "... the run went on: generic/014 passes" grep -qx "generic/014 pass" <<<"$got"
+		eval 'grep -qxE "generic/013 (crashed|pass)" <<<"$got" || { show drop 20; false; }'
+	check "... the run went on: generic/014 passes" \
+		eval 'grep -qx "generic/014 pass" <<<"$got" || { show drop 20; false; }'
 	check "... the exit status says so (rc=$rc)" \
 		eval '[ $rc -eq 1 ] || { [ $rc -eq 0 ] && grep -qx "generic/013 pass" <<<"$got"; }'
 	check "... a new connection was made" eval '[ "$(log_since | grep -c "Accepted publickey")" -ge 2 ]'
@@ -336,6 +347,7 @@ check "... nothing is left mounted on the machine" machine_unmounted
 if sshd_rekey a 2>"$T/rekey.err"; then
 	mkfs.ext4 -q -F -L untouched "$TD" >/dev/null 2>&1
 	ssh_run changed --accept-new-host-key generic/001
+	show changed
 	check "a changed host key is refused, even with --accept-new-host-key (rc=$rc)" \
 		test "$rc" -ne 0 -a "$rc" -lt 124
 	check "... loudly: the message says it changed" eval 'both changed | grep -qi "changed"'
