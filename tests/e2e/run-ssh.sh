@@ -366,9 +366,27 @@ fi
 # every output and every file fswb kept (not the server's own directory)
 leaks=$(grep -rlFf "$T/key.body" "$FSWB_HOME" "$T"/*.out "$T"/*.err "$T/work" 2>/dev/null)
 check "no private key is in any output, log or file of fswb" test -z "$leaks"
+# (under ASan and UBSan, a report is on fswb's stderr whatever its status)
+check "no sanitizer report on any fswb's stderr" \
+	eval '! grep -l "Sanitizer\|runtime error:" "$T"/*.err'
 check "nothing is left running on the machine at the end" machine_idle
 check "nothing is left mounted on the machine at the end" machine_unmounted
 check "nothing is left mounted on this host" eval '! grep -qF "$T/" /proc/self/mounts'
-check "no fswb-agent or check is left on this host" \
-	eval '! pgrep -f "fswb-agent|$M/check|$T/work" >/dev/null'
+# no process of this host outside the machine's namespace has to do with
+# this test's files (fswb's workers, an agent, check)
+host_idle()
+{
+	local p ns left=""
+	ns=" $(_sshd_ns_pids a | tr '\n' ' ') "
+	for p in /proc/[0-9]*; do
+		[[ $ns == *" ${p#/proc/} "* ]] && continue
+		[ "${p#/proc/}" = $$ ] && continue
+		if [[ "$(readlink "$p/cwd" 2>/dev/null)" == "$T"* ]] ||
+			tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF "$T/"; then
+			left+="${p#/proc/} $(tr '\0' ' ' 2>/dev/null <"$p/cmdline")"$'\n'
+		fi
+	done
+	[ -z "$left" ] || { printf '%s' "$left"; false; }
+}
+check "no fswb, agent or check process is left on this host" host_idle
 done_testing
