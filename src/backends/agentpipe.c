@@ -66,9 +66,10 @@ keep_err(struct agent_pipe *p, const char *buf, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		if (buf[i] == '\n') {
 			if (p->errline.len) {
+				/* it may carry a remote's words (an ssh server's error) */
 				free(p->last_err);
-				p->last_err = strbuf_detach(&p->errline);
-				strbuf_init(&p->errline);
+				p->last_err = term_clean(p->errline.buf);
+				strbuf_reset(&p->errline);
 			}
 		} else if (buf[i] != '\r' && p->errline.len < ERRLINE_MAX) {
 			strbuf_addch(&p->errline, buf[i]);

@@ -352,6 +352,8 @@ backend_probe_release(struct backend_probe *p)
 	free(p->summary);
 	free(p->why);
 	free(p->fix);
+	free(p->confirm);
+	free(p->confirm_opt);
 	memset(p, 0, sizeof(*p));
 }
 

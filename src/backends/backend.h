@@ -91,6 +91,15 @@ struct backend_probe {
 	char *why;     /* why not, or a caveat (KVM missing); may be NULL */
 	char *fix;     /* the exact command or step that fixes it; may be NULL */
 	bool slow;     /* works, but slowly (TCG): timeouts are multiplied */
+	/*
+	 * What the user must confirm before a run can start, in words ("trust
+	 * the host key ED25519 SHA256:... of root@box:22", "format /dev/vdb
+	 * (8.0 GiB, ext4) on root@box:22, destroying what it holds"), and the
+	 * backend option that confirming sets ("hostkey=SHA256:...",
+	 * "wipe=/dev/vdb"); both NULL when nothing waits for the user.
+	 */
+	char *confirm;
+	char *confirm_opt;
 };
 
 void backend_probe_release(struct backend_probe *p);
@@ -134,6 +143,8 @@ struct backend_doctor_opts {
 	const char *kernel;  /* a kernel to boot for a trial, or NULL */
 	bool run_programs;   /* it may run programs (boot a guest for a trial) */
 	unsigned trial_ms;   /* such a trial's limit; 0: the backend's */
+	/* the user's plan (fswb doctor --backend NAME -o KEY=VALUE): its machine; or NULL */
+	const struct plan *plan;
 };
 
 /* One architecture, as the plan names it and as machines spell it. */
@@ -298,6 +309,13 @@ struct backend_ops {
 
 	/* Optional (NULL: no). The machine is slow (emulated): test limits are stretched. */
 	bool (*slow)(void *priv);
+
+	/*
+	 * Optional (NULL: as many as the host or --shards say). How many
+	 * machines the plan names (ssh's host=a,b,c): one session runs on each,
+	 * session_spec.slot says which; 0: none named.
+	 */
+	unsigned (*machines)(const struct plan *plan);
 
 	/* Optional, required with BACKEND_COSTS: what the run will cost, one line; free() it. */
 	char *(*cost)(const struct plan *plan);

@@ -17,8 +17,10 @@
  * Host keys are checked strictly against fswb's own known_hosts
  * (DATA/ssh/known_hosts; -o known-hosts=user adds ~/.ssh/known_hosts): an
  * unknown key is refused with its SHA256 fingerprint unless the user
- * confirmed it (-o hostkey=accept-new, which --accept-new-host-key and the
- * wizard give); a changed key is always refused. Credentials are never
+ * confirmed that very key (-o hostkey=SHA256:..., which the wizard sets
+ * once the user typed yes to the fingerprint it showed) or any new key
+ * (-o hostkey=accept-new, --accept-new-host-key); a changed key is always
+ * refused. Credentials are never
  * printed or logged: a key is named by its path, never shown.
  *
  * Before the agent starts, the machine is inspected (a script on the exec
@@ -49,6 +51,7 @@
 #include <unistd.h>
 
 #include "backends/agentpipe.h"
+#include "backends/ssh_int.h"
 #include "core/paths.h"
 
 #define BOOT_DEFAULT	   300 /* a reboot of real hardware takes minutes */
@@ -73,6 +76,7 @@ enum {
 /* Where and how to connect; every string owned. */
 struct target {
 	char *host, *user, *key, *known_hosts;
+	char *hostkey_fp; /* the SHA256 fingerprint the user confirmed, or NULL */
 	unsigned port;
 	bool user_known_hosts, accept_new, use_config;
 };
@@ -105,22 +109,115 @@ plain_word(const char *v, const char *extra)
 	return true;
 }
 
+typedef const char *opt_fn(const void *src, const char *key);
+
+static const char *
+plan_opt(const void *src, const char *key)
+{
+	return plan_backend_opt(src, key);
+}
+
+static const char *
+spec_opt(const void *src, const char *key)
+{
+	return session_spec_opt(src, key);
+}
+
+/* Each host once, each a host name or address. */
+static enum status
+hosts_valid(const struct strvec *v, const char *where)
+{
+	if (!v->n)
+		return error(ERR_INVALID, "name the test machine: a host name or address%s", where);
+	for (size_t i = 0; i < v->n; i++) {
+		if (!plain_word(v->v[i], ".-_:"))
+			return error(
+				ERR_INVALID,
+				"'%s'%s is not a host name or address (letters, digits, . - _ :)",
+				v->v[i], where);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(v->v[i], v->v[j]))
+				return error(ERR_INVALID,
+					     "'%s'%s is named twice: each machine runs one session "
+					     "(its work directory is locked)",
+					     v->v[i], where);
+	}
+	return OK;
+}
+
 static enum status
 hosts_check(const char *value)
 {
 	struct strvec v = STRVEC_INIT;
-	enum status rc = OK;
+	enum status rc;
 
 	strvec_split(&v, value, ",");
-	if (!v.n)
-		rc = error(ERR_INVALID, "name the test machine: a host name or address");
-	for (size_t i = 0; rc == OK && i < v.n; i++)
-		if (!plain_word(v.v[i], ".-_:"))
-			rc = error(ERR_INVALID,
-				   "'%s' is not a host name or address (letters, digits, . - _ :)",
-				   v.v[i]);
+	rc = hosts_valid(&v, "");
 	strvec_clear(&v);
 	return rc;
+}
+
+#define HOSTS_FILE_MAX (64u << 10)
+
+/* The machines of a hosts file: one per line; blank lines and # comments are skipped. */
+static enum status
+hosts_file_read(const char *path, struct strvec *out)
+{
+	char *text = NULL, *where;
+	size_t len;
+	struct strvec lines = STRVEC_INIT;
+	enum status rc = read_file(path, HOSTS_FILE_MAX, &text, &len);
+
+	if (rc != OK)
+		return rc;
+	strvec_split(&lines, text, "\n");
+	for (size_t i = 0; i < lines.n; i++) {
+		char *l = lines.v[i], *hash = strchr(l, '#'), *end;
+
+		if (hash)
+			*hash = 0;
+		while (*l == ' ' || *l == '\t')
+			l++;
+		end = l + strlen(l);
+		while (end > l && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+			*--end = 0;
+		if (*l)
+			strvec_push(out, l);
+	}
+	where = xasprintf(" (in %s)", path);
+	rc = hosts_valid(out, where);
+	free(where);
+	strvec_clear(&lines);
+	free(text);
+	return rc;
+}
+
+static enum status
+hosts_file_check(const char *value)
+{
+	struct strvec v = STRVEC_INIT;
+	enum status rc = hosts_file_read(value, &v);
+
+	strvec_clear(&v);
+	return rc;
+}
+
+/* The machines the options name: host=a,b,c or hosts=FILE. */
+static enum status
+host_list(opt_fn *opt, const void *src, struct strvec *out)
+{
+	const char *hosts = opt(src, "host"), *file = opt(src, "hosts");
+
+	if (hosts && file)
+		return error(ERR_INVALID, "give the machines either as -o host=A,B or in a file "
+					  "with -o hosts=FILE, not both");
+	if (file)
+		return hosts_file_read(file, out);
+	if (hosts)
+		strvec_split(out, hosts, ",");
+	if (!out->n)
+		return error(ERR_INVALID, "the ssh backend needs the test machine: -o host=HOST");
+	return OK;
 }
 
 static enum status
@@ -161,11 +258,12 @@ yes_no_check(const char *value)
 static enum status
 hostkey_check(const char *value)
 {
-	return !strcmp(value, "strict") || !strcmp(value, "accept-new")
-		       ? OK
-		       : error(ERR_INVALID,
-			       "give strict (known keys only) or accept-new (an "
-			       "unknown key is added; a changed one is still refused)");
+	if (!strcmp(value, "strict") || !strcmp(value, "accept-new") ||
+	    (!strncmp(value, "SHA256:", 7) && strlen(value) > 20 && plain_word(value + 7, "+/=")))
+		return OK;
+	return error(ERR_INVALID, "give strict (known keys only), accept-new (an unknown key "
+				  "is added; a changed one is still refused) or the SHA256:... "
+				  "fingerprint of the one key to add");
 }
 
 static enum status
@@ -212,15 +310,16 @@ devs_check(const char *value)
 }
 
 static const struct backend_option ssh_options[] = {
-	{ "host", "HOST[,HOST...]", hosts_check },	   /* the machines; one per shard */
-	{ "port", "PORT", port_check },			   /* 22 */
-	{ "user", "NAME", user_check },			   /* root; else sudo -n on the machine */
-	{ "key", "FILE", key_check },			   /* else ssh-agent, then ~/.ssh's keys */
-	{ "hostkey", "strict|accept-new", hostkey_check }, /* strict */
-	{ "known-hosts", "fswb|user", known_check },	   /* fswb: fswb's own file only */
-	{ "ssh-config", "yes|no", yes_no_check },	   /* no: ~/.ssh/config is not read */
-	{ "fstests", "DIR", remote_dir_check },		   /* fstests on the machine (required) */
-	{ "workdir", "DIR", remote_dir_check },		   /* /var/tmp/fswb on the machine */
+	{ "host", "HOST[,HOST...]", hosts_check }, /* the machines; one per shard */
+	{ "hosts", "FILE", hosts_file_check },	   /* or in a file, one a line */
+	{ "port", "PORT", port_check },		   /* 22 */
+	{ "user", "NAME", user_check },		   /* root; else sudo -n on the machine */
+	{ "key", "FILE", key_check },		   /* else ssh-agent, then ~/.ssh's keys */
+	{ "hostkey", "strict|accept-new|SHA256:...", hostkey_check }, /* strict */
+	{ "known-hosts", "fswb|user", known_check }, /* fswb: fswb's own file only */
+	{ "ssh-config", "yes|no", yes_no_check },    /* no: ~/.ssh/config is not read */
+	{ "fstests", "DIR", remote_dir_check },	     /* fstests on the machine (required) */
+	{ "workdir", "DIR", remote_dir_check },	     /* /var/tmp/fswb on the machine */
 	{ "test", "DEV", dev_check },
 	{ "scratch", "DEV", dev_check },
 	{ "pool", "DEV,DEV...", devs_check },
@@ -237,20 +336,6 @@ static const struct backend_option ssh_options[] = {
 
 /* ---- the target ------------------------------------------------------------- */
 
-typedef const char *opt_fn(const void *src, const char *key);
-
-static const char *
-plan_opt(const void *src, const char *key)
-{
-	return plan_backend_opt(src, key);
-}
-
-static const char *
-spec_opt(const void *src, const char *key)
-{
-	return session_spec_opt(src, key);
-}
-
 static void
 target_release(struct target *t)
 {
@@ -258,6 +343,7 @@ target_release(struct target *t)
 	free(t->user);
 	free(t->key);
 	free(t->known_hosts);
+	free(t->hostkey_fp);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -265,18 +351,16 @@ target_release(struct target *t)
 static enum status
 target_make(opt_fn *opt, const void *src, unsigned slot, struct target *t)
 {
-	const char *hosts = opt(src, "host"), *v;
 	struct strvec hv = STRVEC_INIT;
+	const char *v;
 	char *dir = NULL;
 	enum status rc;
 
 	memset(t, 0, sizeof(*t));
-	if (!hosts)
-		return error(ERR_INVALID, "the ssh backend needs the test machine: -o host=HOST");
-	strvec_split(&hv, hosts, ",");
-	if (!hv.n) {
+	rc = host_list(opt, src, &hv);
+	if (rc != OK) {
 		strvec_clear(&hv);
-		return error(ERR_INVALID, "the ssh backend needs the test machine: -o host=HOST");
+		return rc;
 	}
 	t->host = xstrdup(hv.v[slot % hv.n]);
 	strvec_clear(&hv);
@@ -284,6 +368,7 @@ target_make(opt_fn *opt, const void *src, unsigned slot, struct target *t)
 	t->user = xstrdup((v = opt(src, "user")) ? v : "root");
 	t->key = (v = opt(src, "key")) ? xstrdup(v) : NULL;
 	t->accept_new = (v = opt(src, "hostkey")) && !strcmp(v, "accept-new");
+	t->hostkey_fp = v && !strncmp(v, "SHA256:", 7) ? xstrdup(v) : NULL;
 	t->user_known_hosts = (v = opt(src, "known-hosts")) && !strcmp(v, "user");
 	t->use_config = (v = opt(src, "ssh-config")) && !strcmp(v, "yes");
 	rc = fswb_dir_make(DIR_DATA, "ssh", &dir);
@@ -339,9 +424,14 @@ fingerprint(ssh_session ss, char **type)
 	return out;
 }
 
-/* Host key check; the refusals say what to do. */
+/* An unknown host key, for the user to confirm (the probe asks). */
+struct seen_key {
+	char *type, *fp;
+};
+
+/* Host key check; the refusals say what to do. An unknown key goes to *seen (may be NULL). */
 static enum status
-check_host_key(ssh_session ss, const struct target *t)
+check_host_key(ssh_session ss, const struct target *t, struct seen_key *seen)
 {
 	char *type = NULL, *fp = fingerprint(ss, &type), *name = target_name(t);
 	char hostspec[300];
@@ -368,7 +458,14 @@ check_host_key(ssh_session ss, const struct target *t)
 		break;
 	case SSH_KNOWN_HOSTS_NOT_FOUND:
 	case SSH_KNOWN_HOSTS_UNKNOWN:
-		if (t->accept_new) {
+		if (t->hostkey_fp && strcmp(t->hostkey_fp, fp)) {
+			rc = error(ERR_INVALID,
+				   "REFUSED: the host key of %s is %s key %s, not the %s that was "
+				   "confirmed: check the machine before you trust it",
+				   name, type ? type : "a", fp, t->hostkey_fp);
+			break;
+		}
+		if (t->accept_new || t->hostkey_fp) {
 			if (ssh_session_update_known_hosts(ss) != SSH_OK)
 				rc = error(ERR_IO, "cannot record the host key of %s in %s: %s",
 					   name, t->known_hosts, ssh_get_error(ss));
@@ -382,6 +479,10 @@ check_host_key(ssh_session ss, const struct target *t)
 			   name, type ? type : "a", fp,
 			   type && !strncmp(type, "ssh-", 4) ? type + 4 : "ed25519",
 			   t->known_hosts);
+		if (seen) {
+			seen->type = type ? xstrdup(type) : NULL;
+			seen->fp = xstrdup(fp);
+		}
 		break;
 	default:
 		rc = error(ERR_IO, "cannot check the host key of %s against %s: %s", name,
@@ -451,8 +552,17 @@ tcp_watch(ssh_session ss)
  * Connect, check the host key, log in. *network says the failure was the
  * network's (worth trying again while a machine reboots), not a refusal.
  */
+/* How far ssh_open got: the doctor's findings. */
+enum open_stage {
+	STAGE_CONNECT,
+	STAGE_HOSTKEY,
+	STAGE_LOGIN,
+	STAGE_DONE,
+};
+
 static enum status
-ssh_open(const struct target *t, ssh_session *out, bool *network)
+ssh_open_staged(const struct target *t, ssh_session *out, bool *network, struct seen_key *seen,
+		enum open_stage *stage)
 {
 	ssh_session ss = ssh_new();
 	long timeout = CONNECT_TIMEOUT;
@@ -463,6 +573,7 @@ ssh_open(const struct target *t, ssh_session *out, bool *network)
 
 	*out = NULL;
 	*network = false;
+	*stage = STAGE_CONNECT;
 	if (!ss) {
 		free(name);
 		return error(ERR_NOMEM, "cannot make an ssh session");
@@ -486,9 +597,14 @@ ssh_open(const struct target *t, ssh_session *out, bool *network)
 		goto out;
 	}
 	tcp_watch(ss);
-	rc = check_host_key(ss, t);
-	if (rc == OK)
+	*stage = STAGE_HOSTKEY;
+	rc = check_host_key(ss, t, seen);
+	if (rc == OK) {
+		*stage = STAGE_LOGIN;
 		rc = authenticate(ss, t);
+	}
+	if (rc == OK)
+		*stage = STAGE_DONE;
 out:
 	free(user_kh);
 	free(name);
@@ -499,6 +615,14 @@ out:
 	}
 	*out = ss;
 	return OK;
+}
+
+static enum status
+ssh_open(const struct target *t, ssh_session *out, bool *network, struct seen_key *seen)
+{
+	enum open_stage stage = STAGE_CONNECT;
+
+	return ssh_open_staged(t, out, network, seen, &stage);
 }
 
 static void
@@ -590,10 +714,10 @@ static const char inspect_script[] =
 	"  like=$(. /etc/os-release; echo \"${ID_LIKE:-}\")\n"
 	"fi\n"
 	"printf 'OS\\t%s\\t%s\\n' \"$id\" \"$like\"\n"
-	"[ -x \"$fst/check\" ] || echo NOCHECK\n"
+	"[ \"$fst\" = - ] || [ -x \"$fst/check\" ] || echo NOCHECK\n"
 	"for t in $tools; do command -v \"$t\" >/dev/null 2>&1 || printf 'MISSING\\t%s\\n' \"$t\"; "
 	"done\n"
-	"mkdir -p \"$work\" && chmod 0700 \"$work\" || echo NOWORK\n"
+	"[ \"$work\" = - ] || { mkdir -p \"$work\" && chmod 0700 \"$work\"; } || echo NOWORK\n"
 	"for d; do\n"
 	"  if [ ! -b \"$d\" ]; then printf 'DEV\\t%s\\tnone\\n' \"$d\"; continue; fi\n"
 	"  size=$(blockdev --getsize64 \"$d\" 2>/dev/null || echo 0)\n"
@@ -681,9 +805,8 @@ human_size(const char *bytes, char *out, size_t len)
 	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
 }
 
-/* What the inspection of a session's machine found that stops the run; OK when nothing. */
-static enum status
-inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *name)
+enum status
+ssh_inspect_verdict(const char *text, const struct ssh_machine *m, struct ssh_verdict *v)
 {
 	struct strvec lines = STRVEC_INIT, missing = STRVEC_INIT, pkgs = STRVEC_INIT;
 	struct strvec unnamed = STRVEC_INIT, unnamed_devs = STRVEC_INIT;
@@ -709,20 +832,20 @@ inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *
 				&why,
 				"%sthere is no fstests in %s on %s (no executable check): "
 				"build fstests there, or give its directory with -o fstests=DIR",
-				why.len ? "; " : "", s->fstests, name);
+				why.len ? "; " : "", m->fstests, m->name);
 		} else if (f.n == 1 && !strcmp(f.v[0], "NOWORK")) {
 			strbuf_addf(&why, "%scannot make %s on %s: give a writable -o workdir=DIR",
-				    why.len ? "; " : "", s->work, name);
+				    why.len ? "; " : "", m->work, m->name);
 		} else if (f.n == 2 && !strcmp(f.v[0], "MISSING")) {
 			strvec_push(&missing, f.v[1]);
 		} else if (f.n >= 3 && !strcmp(f.v[0], "DEV")) {
 			const char *dev = f.v[1];
-			bool named = strvec_contains(&s->wipe, dev);
+			bool named = strvec_contains(m->wipe, dev);
 			char size[32], *holds;
 
 			if (f.n < 8) {
 				strbuf_addf(&why, "%s%s is not a block device on %s",
-					    why.len ? "; " : "", dev, name);
+					    why.len ? "; " : "", dev, m->name);
 				strvec_clear(&f);
 				continue;
 			}
@@ -736,7 +859,7 @@ inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *
 					  strcmp(f.v[5], "-") ? f.v[5] : "");
 			if (!strcmp(f.v[5], "/"))
 				strbuf_addf(&why, "%s%s holds the root file system of %s: never",
-					    why.len ? "; " : "", holds, name);
+					    why.len ? "; " : "", holds, m->name);
 			else if (strcmp(f.v[5], "-"))
 				strbuf_addf(&why,
 					    "%s%s is mounted: unmount it first, or name another "
@@ -766,13 +889,18 @@ inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *
 		if (!strvec_contains(&pkgs, p))
 			strvec_push(&pkgs, p);
 	}
+	if (v) {
+		v->blocked = why.len || missing.n;
+		strvec_copy(&v->unconfirmed, &unnamed_devs);
+		strvec_copy(&v->holds, &unnamed);
+	}
 	if (unnamed.n) {
 		char *list = strvec_join(&unnamed, ", "), *devs = strvec_join(&unnamed_devs, ",");
 
 		strbuf_addf(&why,
 			    "%sthe tests format %s on %s, destroying what %s: if that is what you "
 			    "want, confirm with --yes-destroy %s (-o wipe=%s)",
-			    why.len ? "; " : "", list, name,
+			    why.len ? "; " : "", list, m->name,
 			    unnamed.n > 1 ? "they hold" : "it holds", devs, devs);
 		free(list);
 		free(devs);
@@ -781,7 +909,7 @@ inspect_verdict(const char *text, const struct ssh_session_priv *s, const char *
 		char *tools = strvec_join(&missing, ", "), *cmd = install_command(id, like, &pkgs);
 
 		strbuf_addf(&why, "%s%s lacks %s, which the tests need: %s", why.len ? "; " : "",
-			    name, tools, cmd);
+			    m->name, tools, cmd);
 		free(tools);
 		free(cmd);
 	}
@@ -878,7 +1006,7 @@ connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 	enum status rc;
 
 	for (;;) {
-		rc = ssh_open(&s->t, ss, &network);
+		rc = ssh_open(&s->t, ss, &network, NULL);
 		if (rc == OK)
 			break;
 		if (!network || worker_stop || now_ms() + RETRY_MS >= until) {
@@ -905,49 +1033,69 @@ connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 static const char *const base_tools[] = { "bash",     "awk", "xfs_io", "blkid", "lsblk",
 					  "blockdev", "tar", "gzip",   NULL };
 
+/*
+ * Inspect the machine (inspect_script) for fstests in fstests and the tools,
+ * making work ("-" for either: not asked), with the devices; the verdict
+ * into *v (may be NULL), OK when nothing stops a run.
+ */
+static enum status
+inspect_machine(ssh_session ss, const struct target *t, const char *fstests, const char *work,
+		const char *tools, const struct strvec *devs, const struct strvec *wipe,
+		struct ssh_verdict *v)
+{
+	struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
+	char *root_cmd, *name = target_name(t);
+	int status;
+	enum status rc;
+
+	strbuf_adds(&cmd, "sh -s -- ");
+	sh_quote(&cmd, fstests);
+	strbuf_addch(&cmd, ' ');
+	sh_quote(&cmd, work);
+	strbuf_addch(&cmd, ' ');
+	sh_quote(&cmd, tools);
+	for (size_t i = 0; i < devs->n; i++) {
+		if (!*devs->v[i])
+			continue;
+		strbuf_addch(&cmd, ' ');
+		sh_quote(&cmd, devs->v[i]);
+	}
+	root_cmd = as_root(t, cmd.buf);
+	rc = run_remote(ss, root_cmd, inspect_script, strlen(inspect_script), &out, &status);
+	if (rc == OK && status != 0 && !out.len)
+		rc = error(ERR_INVALID,
+			   "cannot run commands as root on %s%s: log in as root, or let %s use "
+			   "sudo without a password",
+			   name, strcmp(t->user, "root") ? " (sudo -n failed)" : "", t->user);
+	if (rc == OK) {
+		struct ssh_machine m = { name, fstests, work, wipe };
+
+		rc = ssh_inspect_verdict(out.buf, &m, v);
+	}
+	free(root_cmd);
+	free(name);
+	strbuf_release(&cmd);
+	strbuf_release(&out);
+	return rc;
+}
+
 static int
 inspect(const struct ssh_session_priv *s, ssh_session ss)
 {
-	struct strbuf cmd = STRBUF_INIT, tools = STRBUF_INIT, out = STRBUF_INIT;
-	char *root_cmd, *name = target_name(&s->t);
-	int status, code = WK_OK;
+	struct strbuf tools = STRBUF_INIT;
 	enum status rc;
 
 	for (size_t i = 0; base_tools[i]; i++)
 		strbuf_addf(&tools, "%s ", base_tools[i]);
 	if (s->disks.n && s->fstyp && strcmp(s->fstyp, "tmpfs"))
 		strbuf_addf(&tools, "mkfs.%s", s->fstyp);
-	strbuf_adds(&cmd, "sh -s -- ");
-	sh_quote(&cmd, s->fstests);
-	strbuf_addch(&cmd, ' ');
-	sh_quote(&cmd, s->work);
-	strbuf_addch(&cmd, ' ');
-	sh_quote(&cmd, tools.buf);
-	for (size_t i = 0; i < s->disks.n; i++) {
-		if (!*s->disks.v[i])
-			continue;
-		strbuf_addch(&cmd, ' ');
-		sh_quote(&cmd, s->disks.v[i]);
-	}
-	root_cmd = as_root(&s->t, cmd.buf);
-	rc = run_remote(ss, root_cmd, inspect_script, strlen(inspect_script), &out, &status);
-	if (rc == OK && status != 0 && !out.len)
-		rc = error(ERR_INVALID,
-			   "cannot run commands as root on %s%s: log in as root, or let %s use "
-			   "sudo without a password",
-			   name, strcmp(s->t.user, "root") ? " (sudo -n failed)" : "", s->t.user);
-	if (rc == OK)
-		rc = inspect_verdict(out.buf, s, name);
+	rc = inspect_machine(ss, &s->t, s->fstests, s->work, tools.buf, &s->disks, &s->wipe, NULL);
+	strbuf_release(&tools);
 	if (rc != OK) {
 		say("%s", error_msg());
-		code = WK_FAIL;
+		return WK_FAIL;
 	}
-	free(root_cmd);
-	free(name);
-	strbuf_release(&cmd);
-	strbuf_release(&tools);
-	strbuf_release(&out);
-	return code;
+	return WK_OK;
 }
 
 /* The agent into WORK/fswb-agent (cat on the exec channel: it works under sudo too). */
@@ -1011,7 +1159,7 @@ agent_command(const struct ssh_session_priv *s)
 		    "*fswb-agent*) kill -TERM \"$p\" 2>/dev/null;; esac; fi; "
 		    "exec 9> %s; "
 		    "if command -v flock >/dev/null 2>&1; then flock -w %d 9 || exit %d; fi; "
-		    "echo $$ > %s; exec sh %s --stdio --workdir %s",
+		    "echo $$ > %s; exec sh %s --stdio --kept-machine --workdir %s",
 		    pid.buf, pid.buf, lock.buf, LOCK_WAIT, EXIT_LOCKED, pid.buf, agent.buf,
 		    run.buf);
 	out = as_root(&s->t, sb.buf);
@@ -1364,44 +1512,272 @@ ssh_notice(void *priv)
 
 /* ---- probe, doctor -------------------------------------------------------------- */
 
+/* The devices the plan names, each once: every role's option and the pool's members. */
+static void
+named_devices(const struct plan *plan, struct strvec *out)
+{
+	static const char *const roles[] = { "test",	   "scratch",	"pool",
+					     "logdev",	   "rtdev",	"test_logdev",
+					     "test_rtdev", "logwrites", NULL };
+
+	for (size_t i = 0; roles[i]; i++) {
+		const char *v = plan_backend_opt(plan, roles[i]);
+		struct strvec d = STRVEC_INIT;
+
+		if (v)
+			strvec_split(&d, v, ",");
+		for (size_t j = 0; j < d.n; j++)
+			if (!strvec_contains(out, d.v[j]))
+				strvec_push(out, d.v[j]);
+		strvec_clear(&d);
+	}
+}
+
+/*
+ * Usable when fswb can log in and run as root on the first machine, its
+ * fstests is there and the devices the plan names may be formatted. What
+ * waits for the user (an unknown host key, devices to confirm) is in
+ * confirm and confirm_opt.
+ */
 static enum status
 ssh_probe(const struct plan *plan, struct backend_probe *out)
 {
 	struct target t;
+	struct seen_key seen = { 0 };
+	struct ssh_verdict v = { .unconfirmed = STRVEC_INIT, .holds = STRVEC_INIT };
+	struct strvec devs = STRVEC_INIT, wipe = STRVEC_INIT;
+	const char *fstests = plan_backend_opt(plan, "fstests");
 	ssh_session ss = NULL;
 	bool network;
 	char *name;
 	enum status rc = target_make(plan_opt, plan, 0, &t);
 
 	if (rc != OK) {
-		out->summary = xstrdup("not usable: no test machine named");
-		out->why = xstrdup(error_msg());
-		out->fix = xstrdup("give -o host=HOST (and -o user=, -o key=, -o fstests=DIR, "
-				   "-o test=DEV, -o scratch=DEV)");
+		out->summary = xstrdup("not usable yet: no test machine named");
+		out->fix = xstrdup("host=HOST fstests=DIR test=DEV scratch=DEV (-o; o)");
 		error_clear();
 		return OK;
 	}
 	name = target_name(&t);
-	rc = ssh_open(&t, &ss, &network);
-	if (rc == OK) {
+	rc = ssh_open(&t, &ss, &network, &seen);
+	if (rc != OK) {
+		out->summary =
+			seen.fp ? xasprintf("not usable yet: %s, its host key is not known", name)
+				: xasprintf("not usable: %s", name);
+		if (!seen.fp)
+			out->why = xstrdup(error_msg());
+		if (seen.fp) {
+			out->confirm = xasprintf("trust the host key %s %s of %s (compare it with "
+						 "ssh-keygen -lf on the machine's host key)",
+						 seen.type ? seen.type : "", seen.fp, name);
+			out->confirm_opt = xasprintf("hostkey=%s", seen.fp);
+		} else if (network) {
+			out->fix =
+				xstrdup("check that the machine is up and its sshd listens there "
+					"(port=PORT)");
+		}
+		error_clear();
+		goto out;
+	}
+	named_devices(plan, &devs);
+	if (plan_backend_opt(plan, "wipe"))
+		strvec_split(&wipe, plan_backend_opt(plan, "wipe"), ",");
+	rc = inspect_machine(ss, &t, fstests ? fstests : "-", "-", "", &devs, &wipe, &v);
+	if (rc == OK && !fstests) {
+		out->summary = xasprintf("not usable yet: %s has no fstests named", name);
+		out->fix =
+			xstrdup("name fstests on the machine: fstests=DIR (a built fstests tree)");
+	} else if (rc == OK && !devs.n) {
+		out->summary = xasprintf("not usable yet: no devices named on %s", name);
+		out->fix =
+			xstrdup("name its disks for the tests: test=DEV and scratch=DEV (they are "
+				"formatted)");
+	} else if (rc == OK) {
+		char *list = strvec_join(&devs, ", ");
+
 		out->usable = true;
-		out->summary = xasprintf("ready: %s (its own kernel)", name);
-		if (!plan_backend_opt(plan, "fstests"))
-			out->why = xstrdup("fstests on the machine is not named yet");
-		if (!plan_backend_opt(plan, "fstests"))
-			out->fix = xstrdup("give -o fstests=DIR (the fstests tree on the machine)");
+		out->summary = xasprintf("ready: %s (its own kernel; formats %s)", name, list);
+		free(list);
+	} else if (!v.blocked && v.unconfirmed.n) {
+		char *holds = strvec_join(&v.holds, ", "), *list = strvec_join(&wipe, ",");
+		char *more = strvec_join(&v.unconfirmed, ",");
+
+		out->summary = xasprintf("not usable yet: %s, devices to confirm", name);
+		out->confirm = xasprintf("format %s on %s, destroying what %s", holds, name,
+					 v.unconfirmed.n > 1 ? "they hold" : "it holds");
+		out->confirm_opt = xasprintf("wipe=%s%s%s", list, wipe.n ? "," : "", more);
+		free(holds);
+		free(list);
+		free(more);
 	} else {
 		out->summary = xasprintf("not usable: %s", name);
 		out->why = xstrdup(error_msg());
-		out->fix = xstrdup(network ? "check the machine is up and sshd listens there; "
-					     "-o port=PORT"
-					   : "see above");
-		error_clear();
 	}
+	error_clear();
+out:
+	free(seen.type);
+	free(seen.fp);
+	strvec_clear(&v.unconfirmed);
+	strvec_clear(&v.holds);
+	strvec_clear(&devs);
+	strvec_clear(&wipe);
 	ssh_close(ss);
 	free(name);
 	target_release(&t);
 	return OK;
+}
+
+static void
+finding(struct backend_finding *out, size_t max, size_t *n, enum finding_state state,
+	const char *name, char *detail, char *fix)
+{
+	if (*n >= max) {
+		free(detail);
+		free(fix);
+		return;
+	}
+	out[(*n)++] = (struct backend_finding){
+		.state = state, .name = name, .detail = detail, .fix = fix
+	};
+}
+
+/* One part of the inspection as a finding: OK, else what blocks (MISSING) or waits (WARN). */
+static void
+inspect_finding(ssh_session ss, const struct target *t, const char *fstests, const char *tools,
+		const struct strvec *devs, const struct strvec *wipe, const char *name,
+		char *ok_detail, struct backend_finding *out, size_t max, size_t *n)
+{
+	struct ssh_verdict v = { .unconfirmed = STRVEC_INIT, .holds = STRVEC_INIT };
+
+	if (inspect_machine(ss, t, fstests, "-", tools, devs, wipe, &v) == OK)
+		finding(out, max, n, FINDING_OK, name, ok_detail, NULL);
+	else {
+		finding(out, max, n, v.blocked ? FINDING_MISSING : FINDING_WARN, name,
+			xstrdup(error_msg()), NULL);
+		free(ok_detail);
+	}
+	error_clear();
+	strvec_clear(&v.unconfirmed);
+	strvec_clear(&v.holds);
+}
+
+/*
+ * `fswb doctor --backend ssh -o host=...`: the machine reached, its host key,
+ * the login, root, fstests, the tools, the devices; without a machine named,
+ * how to name one.
+ */
+static size_t
+ssh_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backend_finding *out,
+	   size_t max)
+{
+	const struct plan *plan =
+		o->plan && o->plan->backend && !strcmp(o->plan->backend, "ssh") ? o->plan : NULL;
+	struct target t;
+	struct seen_key seen = { 0 };
+	struct strvec devs = STRVEC_INIT, wipe = STRVEC_INIT, none = STRVEC_INIT;
+	enum open_stage stage;
+	ssh_session ss = NULL;
+	bool network;
+	char *name, *tools;
+	const char *fstests;
+	size_t n = 0;
+	int status;
+
+	if (!plan || target_make(plan_opt, plan, 0, &t) != OK) {
+		error_clear();
+		finding(out, max, &n, FINDING_OK, "test machine",
+			xstrdup("none named here; fswb doctor --backend ssh -o host=HOST [-o "
+				"user=, "
+				"key=, fstests=DIR, test=DEV, scratch=DEV] checks one"),
+			NULL);
+		return n;
+	}
+	name = target_name(&t);
+	if (ssh_open_staged(&t, &ss, &network, &seen, &stage) != OK) {
+		static const char *const what[] = { "connection", "host key", "login" };
+
+		finding(out, max, &n, FINDING_MISSING, what[stage], xstrdup(error_msg()),
+			stage == STAGE_CONNECT
+				? xstrdup("check that the machine is up and its sshd "
+					  "listens there (-o port=PORT)")
+			: seen.fp ? xasprintf("compare it with the machine's key, then pass "
+					      "--accept-new-host-key (or -o hostkey=%s)",
+					      seen.fp)
+				  : NULL);
+		error_clear();
+		goto out;
+	}
+	finding(out, max, &n, FINDING_OK, "connection", xasprintf("reached %s", name), NULL);
+	finding(out, max, &n, FINDING_OK, "host key", xasprintf("known, in %s", t.known_hosts),
+		NULL);
+	finding(out, max, &n, FINDING_OK, "login", xstrdup("the key was accepted"), NULL);
+	{
+		char *cmd = as_root(&t, "id -u");
+		struct strbuf idout = STRBUF_INIT;
+
+		if (run_remote(ss, cmd, NULL, 0, &idout, &status) != OK || status ||
+		    strncmp(idout.buf ? idout.buf : "", "0", 1)) {
+			finding(out, max, &n, FINDING_MISSING, "root",
+				xasprintf("cannot run commands as root on %s", name),
+				xasprintf("log in as root, or let %s use sudo without a password",
+					  t.user));
+			error_clear();
+			free(cmd);
+			strbuf_release(&idout);
+			goto out;
+		}
+		free(cmd);
+		strbuf_release(&idout);
+		finding(out, max, &n, FINDING_OK, "root",
+			xstrdup(strcmp(t.user, "root") ? "through sudo -n" : "logged in as root"),
+			NULL);
+	}
+	fstests = plan_backend_opt(plan, "fstests");
+	if (fstests)
+		inspect_finding(ss, &t, fstests, "", &none, &none, "fstests",
+				xasprintf("%s/check is there", fstests), out, max, &n);
+	else
+		finding(out, max, &n, FINDING_WARN, "fstests", xstrdup("not named"),
+			xstrdup("-o fstests=DIR: a built fstests tree on the machine"));
+	tools = xasprintf("bash awk xfs_io blkid lsblk blockdev tar gzip mkfs.ext4 mkfs.xfs "
+			  "mkfs.btrfs");
+	inspect_finding(ss, &t, "-", tools, &none, &none, "tools",
+			xstrdup("fstests' tools and mkfs for ext4, xfs and btrfs are there"), out,
+			max, &n);
+	free(tools);
+	named_devices(plan, &devs);
+	if (plan_backend_opt(plan, "wipe"))
+		strvec_split(&wipe, plan_backend_opt(plan, "wipe"), ",");
+	if (devs.n) {
+		char *list = strvec_join(&devs, ", ");
+
+		inspect_finding(ss, &t, "-", "", &devs, &wipe, "devices",
+				xasprintf("%s: there, not in use, confirmed", list), out, max, &n);
+		free(list);
+	} else {
+		finding(out, max, &n, FINDING_WARN, "devices", xstrdup("none named"),
+			xstrdup("-o test=DEV -o scratch=DEV: devices the tests may format"));
+	}
+out:
+	free(seen.type);
+	free(seen.fp);
+	strvec_clear(&devs);
+	strvec_clear(&wipe);
+	ssh_close(ss);
+	free(name);
+	target_release(&t);
+	return n;
+}
+
+static unsigned
+ssh_machines(const struct plan *plan)
+{
+	struct strvec v = STRVEC_INIT;
+	unsigned n = host_list(plan_opt, plan, &v) == OK ? (unsigned)v.n : 0;
+
+	error_clear();
+	strvec_clear(&v);
+	return n;
 }
 
 static enum status
@@ -1433,4 +1809,6 @@ const struct backend_ops ssh_backend = {
 	.boot_limit = ssh_boot_limit,
 	.silence_limit = ssh_silence_limit,
 	.notice = ssh_notice,
+	.machines = ssh_machines,
+	.doctor = ssh_doctor,
 };

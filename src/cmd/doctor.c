@@ -15,21 +15,29 @@
 #include "core/jread.h"
 #include "core/loop.h"
 #include "core/paths.h"
+#include "core/plan.h"
 #include "core/profile.h"
 #include "run/hostcheck.h"
 
 static const char doctor_usage[] =
-	"usage: fswb doctor [--json]\n"
+	"usage: fswb doctor [--json] [--backend NAME -o KEY=VALUE...]\n"
 	"\n"
 	"Check this machine for what fswb needs: per backend, each thing with 'ok'\n"
 	"or what is missing and the command that fixes it on this distribution.\n"
-	"Exits 0 when 'fswb run' (a local QEMU guest) can work here, 1 when not.\n"
+	"Exits 0 when 'fswb run' (a local QEMU guest) can work here, 1 when not;\n"
+	"with --backend, when that backend's machine can.\n"
 	"\n"
 	"      --json                print the findings as JSON\n"
+	"      --backend NAME -o KEY=VALUE  also check that backend's machine, as 'fswb run'\n"
+	"                            would reach it (ssh: -o host=HOST -o user=NAME\n"
+	"                            -o key=FILE -o fstests=DIR -o test=DEV ...)\n"
+	"      --accept-new-host-key trust the machine's host key if fswb has not seen it\n"
 	"  -h, --help                show this help\n";
 
 enum {
 	OPT_JSON = 256,
+	OPT_BACKEND,
+	OPT_ACCEPT_NEW_HOST_KEY,
 };
 
 static const char *
@@ -122,10 +130,14 @@ cmd_doctor(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "backend-opt", required_argument, NULL, 'o' },
+		{ "accept-new-host-key", no_argument, NULL, OPT_ACCEPT_NEW_HOST_KEY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
+	struct plan plan;
 	struct profiles profiles;
 	bool json = false, have_profiles = false;
 	struct hostcheck hc;
@@ -137,11 +149,30 @@ cmd_doctor(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	plan_init(&plan);
+	while ((c = getopt_long(argc, argv, "+ho:", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			json = true;
 			break;
+		case OPT_BACKEND:
+			free(plan.backend);
+			plan.backend = xstrdup(optarg);
+			break;
+		case OPT_ACCEPT_NEW_HOST_KEY:
+			plan_set_backend_opt(&plan, "hostkey", "accept-new");
+			break;
+		case 'o': {
+			const char *eq = strchr(optarg, '=');
+			char *key;
+
+			if (!eq || eq == optarg)
+				die("fswb doctor: -o '%s' is not KEY=VALUE", optarg);
+			key = xstrndup(optarg, (size_t)(eq - optarg));
+			plan_set_backend_opt(&plan, key, eq + 1);
+			free(key);
+			break;
+		}
 		case 'h':
 			fputs(doctor_usage, stdout);
 			return 0;
@@ -152,6 +183,11 @@ cmd_doctor(int argc, char **argv)
 	if (optind < argc)
 		die("fswb doctor: unexpected argument '%s'; see 'fswb doctor --help'",
 		    argv[optind]);
+	if (plan.backend_opts.n && !plan.backend)
+		die("fswb doctor: -o needs --backend NAME (the backend the options are for)");
+	if (plan.backend && backend_check_options(&plan) != OK)
+		die("fswb doctor: %s", error_msg());
+	o.plan = plan.backend ? &plan : NULL;
 
 	datadir = fswb_datadir();
 	dir = path_join(datadir, "profiles");
@@ -167,6 +203,7 @@ cmd_doctor(int argc, char **argv)
 	rc = hostcheck_run(loop, &o, &hc);
 	if (rc != OK) {
 		hostcheck_release(&hc);
+		plan_release(&plan);
 		loop_free(loop);
 		if (have_profiles)
 			profiles_release(&profiles);
@@ -178,6 +215,20 @@ cmd_doctor(int argc, char **argv)
 	else
 		print_text(&hc, &leases);
 	c = hc.ready ? 0 : 1;
+	if (o.plan) {
+		/* the machine asked about decides */
+		c = 0;
+		for (size_t i = 0; i < hc.n; i++)
+			if (!strcmp(hc.v[i].group, plan.backend) && hc.v[i].state == HC_MISSING)
+				c = 1;
+		if (!json)
+			printf("%s\n",
+			       c ? "The test machine cannot run fstests yet: fix the MISSING "
+				   "lines above."
+				 : "The test machine is ready for 'fswb run' with these "
+				   "options.");
+	}
+	plan_release(&plan);
 	strvec_clear(&leases);
 	hostcheck_release(&hc);
 	loop_free(loop);

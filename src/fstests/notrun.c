@@ -838,6 +838,8 @@ static const struct {
 	{ "restore", "dump" },
 	{ "hexdump", "bsdextrautils" },
 	{ "uuidgen", "uuid-runtime" },
+	{ "nfs4_getfacl", "nfs4-acl-tools" },
+	{ "nfs4_setfacl", "nfs4-acl-tools" },
 	{ "losetup", "util-linux" },
 	{ "blkid", "util-linux" },
 	{ "findmnt", "util-linux" },

@@ -24,8 +24,9 @@ const char *const appliance_packages[] = {
 	"bc", "bsdextrautils", "dbench", "dmsetup", "fio", "gawk", "indent", "keyutils", "kmod",
 	"libcap2-bin", "lvm2", "lz4", "openssl", "parted", "perl", "procps", "psmisc", "python3",
 	"sqlite3", "udev", "util-linux", "mount", "uuid-runtime", "xxd", "xz-utils", "fsverity",
-	/* nfs/loopback: the guest serves its own disks (nfsd's tools, mount.nfs) */
-	"nfs-kernel-server", "nfs-common", "rpcbind",
+	/* nfs/loopback: the guest serves its own disks (nfsd's tools, mount.nfs, and
+	 * nfs4_getfacl for the nfs ACL tests) */
+	"nfs-kernel-server", "nfs-common", "rpcbind", "nfs4-acl-tools",
 	/* ip: fswb-init brings the loopback interface up, which NFS mounts over */
 	"iproute2", NULL
 };

@@ -454,7 +454,8 @@ check_backend(struct ctx *c, const struct backend_ops *ops)
 						.kvm_dev = c->o->kvm_dev,
 						.kernel = c->hc->kernel,
 						.run_programs = c->o->run_programs,
-						.trial_ms = c->o->kvm_boot_ms };
+						.trial_ms = c->o->kvm_boot_ms,
+						.plan = c->o->plan };
 	static const enum hc_state states[] = {
 		[FINDING_OK] = HC_OK, [FINDING_WARN] = HC_WARN, [FINDING_MISSING] = HC_MISSING
 	};
@@ -465,8 +466,9 @@ check_backend(struct ctx *c, const struct backend_ops *ops)
 		free(check_program(c, ops->name, p->required, p->name, p->version_flag, p->why));
 	n = backend_doctor(ops, c->loop, &bo, f, ARRAY_SIZE(f));
 	for (size_t i = 0; i < n; i++) {
+		/* the welcome screen shows the default backend's own (KVM) and what is wrong */
 		add(c->hc, ops->name, states[f[i].state], false, f[i].name, f[i].detail, f[i].fix)
-			->shown = true;
+			->shown = f[i].state != FINDING_OK || !strcmp(ops->name, "qemu");
 		c->hc->slow |= f[i].slow;
 		c->hc->untried |= f[i].untried;
 	}

@@ -56,6 +56,7 @@
 #include <stdint.h>
 
 #include "core/loop.h"
+#include "core/plan.h"
 #include "core/profile.h"
 #include "core/status.h"
 #include "core/util.h"
@@ -151,6 +152,7 @@ struct hostcheck_opts {
 	bool run_programs;		 /* versions, the KVM boot trial */
 	unsigned kvm_boot_ms;		 /* the boot trial's limit; 0: 6000 */
 	unsigned timeout_ms;		 /* any other program's limit; 0: 5000 */
+	const struct plan *plan; /* a backend's options to check its machine with; or NULL */
 };
 
 #define HOSTCHECK_OPTS_INIT          \

@@ -74,9 +74,10 @@ probe_worker(void *arg)
 	char *text;
 
 	inventory_probe(a->backend, a->plan, &p);
-	j = json_pack("{s:b,s:b,s:o,s:o,s:o}", "usable", p.usable, "slow", p.slow, "summary",
-		      json_str_or_null(p.summary), "why", json_str_or_null(p.why), "fix",
-		      json_str_or_null(p.fix));
+	j = json_pack("{s:b,s:b,s:o,s:o,s:o,s:o,s:o}", "usable", p.usable, "slow", p.slow,
+		      "summary", json_str_or_null(p.summary), "why", json_str_or_null(p.why), "fix",
+		      json_str_or_null(p.fix), "confirm", json_str_or_null(p.confirm),
+		      "confirm_opt", json_str_or_null(p.confirm_opt));
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	if (text)
 		fputs(text, stdout);
@@ -109,6 +110,8 @@ probe_done(void *data, const struct job_result *r)
 		p.summary = json_strdup_member(j, "summary");
 		p.why = json_strdup_member(j, "why");
 		p.fix = json_strdup_member(j, "fix");
+		p.confirm = json_strdup_member(j, "confirm");
+		p.confirm_opt = json_strdup_member(j, "confirm_opt");
 	} else {
 		char how[128];
 

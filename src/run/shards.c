@@ -137,6 +137,16 @@ shards_choose(const struct plan *plan, const struct backend_ops *ops, const stru
 	if (!ops || !(ops->caps & BACKEND_PARALLEL)) {
 		n = 1;
 		strbuf_addf(&sb, "1 guest: the %s backend runs one machine at a time", name);
+	} else if (ops->machines && ops->machines(plan) &&
+		   (!plan->shards || plan->shards > ops->machines(plan))) {
+		unsigned m = ops->machines(plan);
+
+		n = cap(m, units, &tail);
+		head(&sb, n);
+		strbuf_addf(&sb, ": one on each of the %s backend's %u machine%s%s", name, m,
+			    m == 1 ? "" : "s",
+			    plan->shards ? " (name more machines for more at once)" : "");
+		strbuf_add(&sb, tail.buf, tail.len);
 	} else if (plan->shards) {
 		n = cap(plan->shards, units, &tail);
 		head(&sb, n);

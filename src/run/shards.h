@@ -13,7 +13,9 @@
  *		("qemu", "stdio"), as many as the host holds:
  *		min((cores - SHARDS_HOST_CORES) / plan->cpus,
  *		    (memory - SHARDS_HOST_KEEP) / plan->mem),
- *		at least 1. Other backends' machines are elsewhere (a remote
+ *		at least 1. A backend that names its machines (ops->machines:
+ *		ssh's host=a,b,c) runs one session on each, given or auto, never
+ *		more. Other backends' machines are elsewhere (a remote
  *		host, the cloud, a device), whose size fswb does not know: 1,
  *		and why says to give --shards N.
  * Either way never more than units (the tests to run, or the

@@ -55,6 +55,8 @@ enum prompt_kind {
 	P_FSTESTS,
 	P_XGROUP,
 	P_EXCLUDE,
+	P_BOPTS,
+	P_CONFIRM,
 	P_SEARCH
 };
 
@@ -85,6 +87,7 @@ struct wizard {
 	struct backend_probe *probes; /* every backend's, for step 4 */
 	struct probe_ask **asks;      /* those being asked; NULL once answered */
 	struct wizard_slot *slots;    /* what each answer's callback gets */
+	struct strvec *bopts;	      /* each backend's options (-o), kept while it is not chosen */
 	struct listpos lp_backend;
 
 	/* tests */
@@ -277,30 +280,125 @@ forget_probes(struct wizard *w)
 	w->slots = NULL;
 }
 
+/* Backend i is asked (again), with its own options. */
+static void
+probe_backend(struct wizard *w, size_t i)
+{
+	struct ui *ui = w->ui;
+	struct plan p;
+
+	if (w->asks[i]) {
+		inventory_probe_stop(w->asks[i]);
+		w->asks[i] = NULL;
+		ui->pending--;
+	}
+	backend_probe_release(&w->probes[i]);
+	plan_init(&p);
+	plan_copy(&p, &w->plan);
+	free(p.backend);
+	p.backend = xstrdup(w->backends[i]);
+	strvec_clear(&p.backend_opts);
+	strvec_copy(&p.backend_opts, &w->bopts[i]);
+	/* the worker has its copy of p once it started */
+	if (inventory_probe_start(ui->loop, w->backends[i], &p, on_slot_probe, &w->slots[i],
+				  &w->asks[i]) == OK) {
+		ui->pending++;
+	} else {
+		w->probes[i].summary = xasprintf("cannot tell: %s", error_msg());
+		error_clear();
+	}
+	plan_release(&p);
+}
+
 /* Step 4's probes: each backend's asked at once, answers drawn as they come. */
 static void
 load_probes(struct wizard *w)
 {
-	struct ui *ui = w->ui;
-
 	if (w->probes)
 		return;
 	w->backends = backend_names();
 	for (w->nbackends = 0; w->backends[w->nbackends]; w->nbackends++)
 		;
+	if (!w->bopts) {
+		w->bopts = xcalloc(w->nbackends + 1, sizeof(*w->bopts));
+		for (size_t i = 0; i < w->nbackends; i++) {
+			strvec_init(&w->bopts[i]);
+			if (w->plan.backend && !strcmp(w->plan.backend, w->backends[i]))
+				strvec_copy(&w->bopts[i], &w->plan.backend_opts);
+		}
+	}
 	w->probes = xcalloc(w->nbackends + 1, sizeof(*w->probes));
 	w->asks = xcalloc(w->nbackends + 1, sizeof(*w->asks));
 	w->slots = xcalloc(w->nbackends + 1, sizeof(*w->slots));
 	for (size_t i = 0; i < w->nbackends; i++) {
 		w->slots[i] = (struct wizard_slot){ w, i };
-		if (inventory_probe_start(ui->loop, w->backends[i], &w->plan, on_slot_probe,
-					  &w->slots[i], &w->asks[i]) == OK) {
-			ui->pending++;
-		} else {
-			w->probes[i].summary = xasprintf("cannot tell: %s", error_msg());
-			error_clear();
-		}
+		probe_backend(w, i);
 	}
+}
+
+/* KEY=VALUE words for the backend the cursor is on: checked as plan time checks them. */
+static void
+apply_bopts(struct ui *ui, struct wizard *w, const char *text)
+{
+	size_t i = w->lp_backend.sel;
+	struct strvec words = STRVEC_INIT;
+	struct plan p;
+
+	if (i >= w->nbackends)
+		return;
+	plan_init(&p);
+	p.backend = xstrdup(w->backends[i]);
+	strvec_split(&words, text, " ");
+	for (size_t k = 0; k < words.n; k++) {
+		char *eq = strchr(words.v[k], '=');
+
+		if (!eq || eq == words.v[k]) {
+			ui_msg(ui, true, "'%s' is not KEY=VALUE", words.v[k]);
+			goto out;
+		}
+		*eq = 0;
+		plan_set_backend_opt(&p, words.v[k], eq + 1);
+	}
+	if (backend_check_options(&p) != OK) {
+		ui_msg(ui, true, "%s", error_msg());
+		error_clear();
+		goto out;
+	}
+	strvec_clear(&w->bopts[i]);
+	strvec_copy(&w->bopts[i], &p.backend_opts);
+	probe_backend(w, i);
+out:
+	strvec_clear(&words);
+	plan_release(&p);
+}
+
+/* The user typed yes to what backend i's probe asked: its option is set, and it is asked again. */
+static void
+apply_confirm(struct ui *ui, struct wizard *w, const char *text)
+{
+	size_t i = w->lp_backend.sel;
+	const char *opt = i < w->nbackends ? w->probes[i].confirm_opt : NULL;
+	const char *eq = opt ? strchr(opt, '=') : NULL;
+	struct plan p;
+
+	if (!eq)
+		return;
+	if (strcmp(text, "yes")) {
+		ui_msg(ui, true, "not confirmed (type yes to confirm)");
+		return;
+	}
+	plan_init(&p);
+	strvec_copy(&p.backend_opts, &w->bopts[i]);
+	{
+		char *key = xstrndup(opt, (size_t)(eq - opt));
+
+		plan_set_backend_opt(&p, key, eq + 1);
+		free(key);
+	}
+	strvec_clear(&w->bopts[i]);
+	strvec_copy(&w->bopts[i], &p.backend_opts);
+	plan_release(&p);
+	probe_backend(w, i);
 }
 
 /* Backend i's probe has not answered yet. */
@@ -510,6 +608,10 @@ prompt_label(enum prompt_kind k)
 		return "leave out groups (check -x; commas):";
 	case P_EXCLUDE:
 		return "leave out tests (check -e; commas):";
+	case P_BOPTS:
+		return "options (KEY=VALUE, spaces between):";
+	case P_CONFIRM:
+		return "type yes to confirm:";
 	case P_SEARCH:
 		return "search:";
 	default:
@@ -925,12 +1027,32 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 		ui_put(ui, y, 6, 1, pr->usable ? (pr->slow ? R_WARN : R_PASS) : R_FAIL,
 		       pr->usable ? (pr->slow ? ui->g.warn : ui->g.ok) : ui->g.no);
 		ui_put(ui, y++, 8, ui->cols - 9, R_NORMAL, pr->summary ? pr->summary : "");
+		if (!sel) { /* the details of the one under the cursor */
+			y++;
+			continue;
+		}
 		if (pr->why && y < maxy)
 			y = para(ui, y, 8, ui->cols - 10, maxy, R_DIM, pr->why);
 		if (pr->fix && y < maxy) {
 			char *s = xasprintf("fix: %s", pr->fix);
 
 			y = para(ui, y, 8, ui->cols - 10, maxy, R_NORMAL, s);
+			free(s);
+		}
+		if (w->bopts && w->bopts[i].n && y < maxy) {
+			char *opts = strvec_join(&w->bopts[i], " "),
+			     *s = xasprintf("options: %s", opts);
+
+			y = para(ui, y, 8, ui->cols - 10, maxy, R_DIM, s);
+			free(s);
+			free(opts);
+		}
+		if (pr->confirm && y < maxy) {
+			char *s = xasprintf("to confirm: %s%s", pr->confirm,
+					    sel ? "  (a, then type yes)" : "");
+
+			ui_put(ui, y, 6, 1, R_WARN, ui->g.warn);
+			y = para(ui, y, 8, ui->cols - 10, maxy, R_WARN, s);
 			free(s);
 		}
 		y++;
@@ -956,7 +1078,7 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 		y = para(ui, y, 4, ui->cols - 6, maxy, R_DIM, why.buf);
 	}
 	strbuf_release(&why);
-	hint(ui, y0, body_h, "More backends (libvirt, ssh, GCE, Android) are coming.");
+	hint(ui, y0, body_h, "More backends (libvirt, GCE, Android) are coming.");
 }
 
 /* ---- step 5: tests ---- */
@@ -1156,22 +1278,36 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	char mem[32], est[64];
 	const char *kernel;
 	struct est_total total;
+	const struct backend_ops *ops = chosen_backend(w);
+	bool boots_kernel = !ops || (ops->caps & BACKEND_BOOTS_KERNEL);
 
 	if (!welcome_known(w) || !w->cat_done || !w->hist_done)
 		ask(ui, w);
 	kernel = w->plan.kernel.kind == KERNEL_AUTO ? "automatic (the tree here, else installed)"
 		 : w->plan.kernel.spec		    ? w->plan.kernel.spec
 						    : "the installed one";
-	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "kernel      %s %s",
-		kernel_kind_str(w->plan.kernel.kind),
-		w->plan.kernel.kind == KERNEL_AUTO ? "" : kernel);
-	if (w->plan.kernel.kind == KERNEL_AUTO)
-		ui_put(ui, y - 1, 14, ui->cols - 16, R_NORMAL, kernel);
+	if (!boots_kernel) {
+		ui_put(ui, y++, 2, ui->cols - 4, R_NORMAL,
+		       "kernel      the test machine's own (it boots it; fswb builds none)");
+	} else {
+		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "kernel      %s %s",
+			kernel_kind_str(w->plan.kernel.kind),
+			w->plan.kernel.kind == KERNEL_AUTO ? "" : kernel);
+		if (w->plan.kernel.kind == KERNEL_AUTO)
+			ui_put(ui, y - 1, 14, ui->cols - 16, R_NORMAL, kernel);
+	}
 	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "filesystem  %s", cfgs);
-	ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "backend     %s %s %u CPU%s %s %s%s%s",
-		w->plan.backend ? w->plan.backend : "qemu", ui->g.dot, w->plan.cpus,
-		w->plan.cpus == 1 ? "" : "s", ui->g.dot, format_size(w->plan.mem, mem, sizeof(mem)),
-		slow_here(w) ? " \xc2\xb7 " : "", slow_here(w) ? "TCG (no KVM)" : "");
+	if (!boots_kernel)
+		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "backend     %s %s %s", w->plan.backend,
+			ui->g.dot,
+			plan_backend_opt(&w->plan, "host") ? plan_backend_opt(&w->plan, "host")
+							   : "");
+	else
+		ui_putf(ui, y++, 2, ui->cols - 4, R_NORMAL, "backend     %s %s %u CPU%s %s %s%s%s",
+			w->plan.backend ? w->plan.backend : "qemu", ui->g.dot, w->plan.cpus,
+			w->plan.cpus == 1 ? "" : "s", ui->g.dot,
+			format_size(w->plan.mem, mem, sizeof(mem)),
+			slow_here(w) ? " \xc2\xb7 " : "", slow_here(w) ? "TCG (no KVM)" : "");
 	if (w->plan.tests.preset)
 		strbuf_addf(&sb, "%s", w->plan.tests.preset);
 	if (w->plan.tests.groups.n) {
@@ -1219,8 +1355,12 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	y++;
 	if (y < maxy)
 		para(ui, y, 2, ui->cols - 4, maxy, R_DIM,
-		     "What is missing (kernel build, appliance) is built first; the run view then "
-		     "shows each test as it runs.");
+		     boots_kernel
+			     ? "What is missing (kernel build, appliance) is built first; the run "
+			       "view then shows each test as it runs."
+			     : "fswb checks the machine (fstests, tools, the devices), puts its "
+			       "agent there and runs check; the run view shows each test as it "
+			       "runs, beside the machine's kernel log.");
 	hint(ui, y0, body_h,
 	     "Enter starts. Your choices are remembered once the run's first test starts.");
 }
@@ -1245,9 +1385,9 @@ wizard_draw(struct ui *ui, struct view *v)
 		{ "?", "docs", '?' },	    { "q", "quit", 'Q' },
 	};
 	static const struct keybar_item backend_keys[] = {
-		{ "Enter", "next", K_ENTER }, { "c", "CPUs", 'c' },	{ "m", "memory", 'm' },
-		{ "s", "guests", 's' },	      { "Esc", "back", K_ESC }, { "?", "docs", '?' },
-		{ "q", "quit", 'Q' },
+		{ "Enter", "next", K_ENTER }, { "o", "options", 'o' }, { "c", "CPUs", 'c' },
+		{ "m", "memory", 'm' },	      { "s", "guests", 's' },  { "Esc", "back", K_ESC },
+		{ "?", "docs", '?' },	      { "q", "quit", 'Q' },
 	};
 	static const struct keybar_item tests_keys[] = {
 		{ "Enter", "pick", K_ENTER }, { "x", "exclude group", 'x' },
@@ -1379,6 +1519,12 @@ apply_prompt(struct ui *ui, struct wizard *w)
 	case P_EXCLUDE:
 		strvec_clear(&w->plan.tests.exclude);
 		strvec_split(&w->plan.tests.exclude, t, ", ");
+		break;
+	case P_BOPTS:
+		apply_bopts(ui, w, t);
+		break;
+	case P_CONFIRM:
+		apply_confirm(ui, w, t);
 		break;
 	default:
 		break;
@@ -1567,9 +1713,26 @@ wizard_key(struct ui *ui, struct view *v, int key)
 			snprintf(buf, sizeof(buf), "%u", w->plan.shards);
 			w->prompt = P_SHARDS;
 			lineedit_set(&w->le, w->plan.shards ? buf : "auto");
+		} else if (key == 'o' && w->lp_backend.sel < w->nbackends) {
+			char *cur = strvec_join(&w->bopts[w->lp_backend.sel], " ");
+
+			w->prompt = P_BOPTS;
+			lineedit_set(&w->le, cur);
+			free(cur);
+		} else if (key == 'a' && w->lp_backend.sel < w->nbackends &&
+			   !probe_pending(w, w->lp_backend.sel) &&
+			   w->probes[w->lp_backend.sel].confirm_opt) {
+			w->prompt = P_CONFIRM;
+			lineedit_set(&w->le, "");
 		} else if (key == K_ENTER && w->lp_backend.sel < w->nbackends) {
 			if (probe_pending(w, w->lp_backend.sel)) {
 				ui_msg(ui, false, "still checking whether '%s' can run here",
+				       w->backends[w->lp_backend.sel]);
+				return REACT_REDRAW;
+			}
+			if (!w->probes[w->lp_backend.sel].usable &&
+			    w->probes[w->lp_backend.sel].confirm) {
+				ui_msg(ui, true, "'%s' waits for you to confirm: a, then type yes",
 				       w->backends[w->lp_backend.sel]);
 				return REACT_REDRAW;
 			}
@@ -1583,6 +1746,8 @@ wizard_key(struct ui *ui, struct view *v, int key)
 			}
 			free(w->plan.backend);
 			w->plan.backend = xstrdup(w->backends[w->lp_backend.sel]);
+			strvec_clear(&w->plan.backend_opts);
+			strvec_copy(&w->plan.backend_opts, &w->bopts[w->lp_backend.sel]);
 			go(ui, w, S_TESTS);
 		}
 		return REACT_REDRAW;
@@ -1685,6 +1850,9 @@ wizard_free(struct view *v)
 	free(w->cat_error);
 	free(w->pick);
 	lineedit_release(&w->le);
+	for (size_t i = 0; w->bopts && i < w->nbackends; i++)
+		strvec_clear(&w->bopts[i]);
+	free(w->bopts);
 	strvec_clear(&w->selection);
 	estimator_release(&w->est);
 	free(w);

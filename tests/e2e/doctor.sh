@@ -46,7 +46,9 @@ if grep -qE '^  WARN +KVM' "$T/out"; then
 		grep -qE 'no KVM: guests run under emulation \(TCG\), several times slower: .+' "$T/out"
 fi
 # only the backends this fswb has: none that does not exist is MISSING
-for g in libvirt gce ssh adb; do
+check "the ssh group only says how to name a machine" \
+	grep -qE '^  ok +test machine  none named here; fswb doctor --backend ssh' "$T/out"
+for g in libvirt gce adb; do
 	check "no $g group (not a backend of this fswb)" bash -c "! grep -qE '^$g: ' '$T/out'"
 done
 check "the closing line says fswb run can work" grep -q '^fswb run can work here' "$T/out"
@@ -82,7 +84,7 @@ check "--json without QEMU exits 1" test "$rc" -eq 1
 if command -v jq >/dev/null; then
 	check "--json is JSON with ready false" jq -e '.ready == false' "$T/json"
 	check "--json has the host and the backends of this fswb" \
-		jq -e '[.groups[].name] == ["host","qemu"]' "$T/json"
+		jq -e '[.groups[].name] == ["host","qemu","ssh"]' "$T/json"
 	check "--json marks qemu-system-x86_64 missing and required" \
 		jq -e '.groups[1].findings[] | select(.name == "qemu-system-x86_64") |
 			.state == "MISSING" and .required and (.fix | length > 0)' "$T/json"

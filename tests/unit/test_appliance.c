@@ -1042,7 +1042,7 @@ test_packages_list(void **state)
 					    "psmisc",
 					    /* nfs/loopback's server and client */
 					    "nfs-kernel-server", "nfs-common", "rpcbind",
-					    "iproute2" };
+					    "nfs4-acl-tools", "iproute2" };
 	struct strvec v = STRVEC_INIT;
 
 	(void)state;
