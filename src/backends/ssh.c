@@ -1237,7 +1237,11 @@ push_fstests(const struct ssh_session_priv *s, ssh_session ss)
 	struct strbuf cmd = STRBUF_INIT;
 	char *dir = xasprintf("%s/fstests-%s", s->work, s->fskey),
 	     *done = path_join(dir, ".complete");
-	char *root_cmd, *tarball = NULL, *upload = xasprintf(".fswb-fstests-%s.tar.gz", s->fskey);
+	char *root_cmd, *tarball = NULL;
+	/* root writes into the work dir (settle made it); another user into its home */
+	char *upload = strcmp(s->t.user, "root")
+			       ? xasprintf(".fswb-fstests-%s.tar.gz", s->fskey)
+			       : xasprintf("%s/fstests-%s.upload.tar.gz", s->work, s->fskey);
 	char *abs = NULL;
 	int status = -1;
 	enum status rc;
@@ -1333,32 +1337,42 @@ exec_channel(ssh_session ss, const char *cmd)
 	return NULL;
 }
 
-/* The agent's command line on the machine: one agent per work dir (a lock), a stale one stopped. */
+/*
+ * On the machine, as root: one agent per work dir. A stale agent (its
+ * connection dropped, the machine still up) is stopped and the lock waited
+ * for, so that its mounts are gone before the devices are looked at; then,
+ * with run_agent, the agent runs holding the lock.
+ */
 static char *
-agent_command(const struct ssh_session_priv *s)
+agent_command(const struct ssh_session_priv *s, bool run_agent)
 {
-	struct strbuf sb = STRBUF_INIT, lock = STRBUF_INIT, pid = STRBUF_INIT, agent = STRBUF_INIT,
-		      run = STRBUF_INIT;
+	struct strbuf sb = STRBUF_INIT, work = STRBUF_INIT, lock = STRBUF_INIT, pid = STRBUF_INIT,
+		      agent = STRBUF_INIT, run = STRBUF_INIT;
 	char *lockp = path_join(s->work, "lock"), *pidp = path_join(s->work, "agent.pid"), *out;
 
+	sh_quote(&work, s->work);
 	sh_quote(&lock, lockp);
 	sh_quote(&pid, pidp);
 	sh_quote(&agent, s->agent_remote);
 	sh_quote(&run, s->run_dir);
 	strbuf_addf(&sb,
-		    "cd / || exit 1; "
+		    "cd / || exit 1; mkdir -p %s && chmod 0700 %s || exit 1; "
 		    "if [ -s %s ]; then read -r p < %s; "
 		    "case $(tr '\\000' ' ' 2>/dev/null < /proc/$p/cmdline) in "
 		    "*fswb-agent*) kill -TERM \"$p\" 2>/dev/null;; esac; fi; "
 		    "exec 9> %s; "
-		    "if command -v flock >/dev/null 2>&1; then flock -w %d 9 || exit %d; fi; "
-		    "echo $$ > %s; exec sh %s --stdio --kept-machine --workdir %s",
-		    pid.buf, pid.buf, lock.buf, LOCK_WAIT, EXIT_LOCKED, pid.buf, agent.buf,
-		    run.buf);
+		    "if command -v flock >/dev/null 2>&1; then flock -w %d 9 || exit %d; fi; ",
+		    work.buf, work.buf, pid.buf, pid.buf, lock.buf, LOCK_WAIT, EXIT_LOCKED);
+	if (run_agent)
+		strbuf_addf(&sb, "echo $$ > %s; exec sh %s --stdio --kept-machine --workdir %s",
+			    pid.buf, agent.buf, run.buf);
+	else
+		strbuf_adds(&sb, "exit 0");
 	out = as_root(&s->t, sb.buf);
 	free(lockp);
 	free(pidp);
 	strbuf_release(&sb);
+	strbuf_release(&work);
 	strbuf_release(&lock);
 	strbuf_release(&pid);
 	strbuf_release(&agent);
@@ -1366,11 +1380,42 @@ agent_command(const struct ssh_session_priv *s)
 	return out;
 }
 
-/* The kernel log from now on: dmesg --follow-new (util-linux 2.36), journalctl, dmesg -w. */
+/* A stale agent of this work dir stopped, its mounts gone (agent_command). */
+static int
+settle(const struct ssh_session_priv *s, ssh_session ss)
+{
+	char *cmd = agent_command(s, false), *name = target_name(&s->t);
+	int status = -1, code = WK_OK;
+	enum status rc = run_remote(ss, cmd, NULL, 0, NULL, &status);
+
+	if (rc == OK && status == EXIT_LOCKED)
+		rc = error(ERR_BUSY,
+			   "another fswb run is using %s (its work directory %s is locked): wait "
+			   "for it, or give another -o workdir=DIR",
+			   name, s->work);
+	else if (rc == OK && status != 0)
+		rc = error(ERR_INVALID,
+			   "cannot make %s on %s as root (exit status %d): log in as root, or let "
+			   "%s use sudo without a password",
+			   s->work, name, status, s->t.user);
+	if (rc != OK) {
+		say("%s", error_msg());
+		code = WK_FAIL;
+	}
+	free(cmd);
+	free(name);
+	return code;
+}
+
+/*
+ * The kernel log from now on: dmesg --follow-new (util-linux 2.36),
+ * journalctl, dmesg -w; it ends with the channel (its stdin closing), not
+ * at the next kernel message.
+ */
 static const char klog_command[] =
-	"if dmesg --help 2>&1 | grep -q -e --follow-new; then exec dmesg --follow-new; "
-	"elif command -v journalctl >/dev/null 2>&1; then exec journalctl -kf -n 0; "
-	"else exec dmesg -w; fi";
+	"if dmesg --help 2>&1 | grep -q -e --follow-new; then dmesg --follow-new & "
+	"elif command -v journalctl >/dev/null 2>&1; then journalctl -kf -n 0 & "
+	"else dmesg -w & fi; p=$!; cat >/dev/null; kill $p 2>/dev/null";
 
 /* Move what a channel has to fd; false when the channel or the connection is gone. */
 static bool
@@ -1403,6 +1448,8 @@ worker(void *arg)
 	close(s->con[0]);
 	note_fd = con;
 	code = connect_until(s, &ss);
+	if (code == WK_OK)
+		code = settle(s, ss);
 	if (code == WK_OK && s->appliance)
 		code = push_fstests(s, ss);
 	if (code == WK_OK)
@@ -1411,7 +1458,7 @@ worker(void *arg)
 		code = push_agent(s, ss);
 	if (code != WK_OK)
 		goto out;
-	cmd = agent_command(s);
+	cmd = agent_command(s, true);
 	agent = exec_channel(ss, cmd);
 	free(cmd);
 	cmd = as_root(&s->t, klog_command);
