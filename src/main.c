@@ -508,6 +508,8 @@ cmd_shell(int argc, char **argv)
 
 	parse_plan_args("shell", argc, argv, &cli);
 	cli.plan.dry_run = cli.plan.shell = true;
+	if (plan_check(&cli.plan, load_profiles()) != OK) /* a backend without a shell */
+		die("%s", error_msg());
 	rc = run_headless(&cli.plan, load_profiles(), cli.json, cli.fail_on);
 	plan_release(&cli.plan);
 	return rc;

@@ -77,7 +77,20 @@ plan_check(const struct plan *plan, const struct profiles *profiles)
 	if (rc != OK || (rc = plan_check_fstests_src(plan->fstests_src)) != OK)
 		return rc;
 	rc = check_test_dirs(plan, profiles);
-	return rc == OK ? backend_check_options(plan) : rc;
+	if (rc == OK)
+		rc = backend_check_options(plan);
+	if (rc == OK && plan->shell) {
+		const struct backend_ops *ops = backend_find(plan->backend);
+
+		if (ops && !(ops->caps & BACKEND_SHELL))
+			rc = error(ERR_INVALID,
+				   "the '%s' backend gives no shell in its machine: log in to it "
+				   "yourself (ssh%s%s)",
+				   ops->name, plan_backend_opt(plan, "host") ? " " : "",
+				   plan_backend_opt(plan, "host") ? plan_backend_opt(plan, "host")
+								  : "");
+	}
+	return rc;
 }
 
 /* Up to 3 names of cat close to name, as ", "-separated words in sb; how many. */

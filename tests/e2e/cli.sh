@@ -160,6 +160,14 @@ for distro in DEBIAN FEDORA; do
 	check "install-deps: every $distro line is package|reason${bad:+ (bad: $bad)}" test -z "$bad"
 	check "install-deps: the $distro list is not empty" test -n "$body"
 done
+# a backend without a shell refuses one before anything starts
+out=$("$FSWB" shell --backend ssh -o host=box.example.org -o fstests=/root/xfstests 2>&1)
+rc=$?
+check "fswb shell on the ssh backend exits 2" test "$rc" -eq 2
+check "... and says to log in to the machine" grep -q "gives no shell in its machine: log in to it yourself (ssh box.example.org)" <<<"$out"
+out=$("$FSWB" run --backend ssh -o host=box.example.org --yes-destroy /dev/sdb -o hostkey=maybe 2>&1)
+check "a bad hostkey= is refused with the choices" grep -q "hostkey='maybe': give strict" <<<"$out"
+
 deps=$("$SRCDIR/scripts/install-deps" --list)
 check "install-deps --list ends with the last package of the list" grep -q '^jq|' <<<"$(tail -1 <<<"$deps")"
 check "install-deps --list gives every line" test "$(wc -l <<<"$deps")" -ge 30
