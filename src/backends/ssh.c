@@ -63,6 +63,7 @@
 #define QUIET_DEFAULT	   120
 #define CONNECT_TIMEOUT	   10
 #define RETRY_MS	   3000
+#define FIRST_TRY_S	   15 /* a machine not reached yet in this run: a typo, not a reboot */
 #define WORK_DEFAULT	   "/var/tmp/fswb"
 #define LOCK_WAIT	   60
 #define EXIT_LOCKED	   75
@@ -96,6 +97,11 @@ struct ssh_session_priv {
 	struct strvec wipe;	    /* the devices the user named in wipe= */
 	char *fstyp;
 	unsigned boot, silence;
+	bool reconnect; /* this machine was reached before in the run: it may be rebooting */
+	struct ssh_run *run;
+	unsigned slot;
+	struct session_callbacks cb; /* the engine's */
+	void *data;
 	struct session_layout layout;
 	int con[2];
 	char *notice;
@@ -1002,11 +1008,16 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Connect, trying again while the network says no, until the boot limit. */
+/*
+ * Connect, trying again while the network says no: for the boot limit when
+ * the machine was reached before in this run (it is rebooting), else for
+ * FIRST_TRY_S only (a wrong host or port is said at once).
+ */
 static int
 connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 {
-	uint64_t until = now_ms() + (uint64_t)s->boot * 1000;
+	unsigned limit = s->reconnect ? s->boot : FIRST_TRY_S;
+	uint64_t until = now_ms() + (uint64_t)limit * 1000;
 	char *name = target_name(&s->t);
 	bool network, said = false;
 	enum status rc;
@@ -1016,16 +1027,20 @@ connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 		if (rc == OK)
 			break;
 		if (!network || worker_stop || now_ms() + RETRY_MS >= until) {
-			if (network)
+			if (network && s->reconnect)
 				say("%s (tried for %u s: the -o boot=SECONDS limit)", error_msg(),
 				    s->boot);
+			else if (network)
+				say("%s (tried for %u s): check that it is up and its sshd listens "
+				    "there (-o port=PORT)",
+				    error_msg(), limit);
 			else
 				say("%s", error_msg());
 			free(name);
 			return worker_stop ? WK_STOPPED : WK_FAIL;
 		}
 		if (!said)
-			note("%s; trying again for up to %u s", error_msg(), s->boot);
+			note("%s; trying again for up to %u s", error_msg(), limit);
 		said = true;
 		error_clear();
 		usleep(RETRY_MS * 1000);
@@ -1552,6 +1567,51 @@ out:
 
 /* ---- the session --------------------------------------------------------------- */
 
+/* The run's: which machines answered (their agent spoke) in this run. */
+struct ssh_run {
+	bool reached[PLAN_SHARDS_MAX];
+};
+
+static enum status
+ssh_prepare(struct loop *loop, const struct plan *plan, struct lease *lease, void **priv)
+{
+	*priv = xcalloc(1, sizeof(struct ssh_run));
+	return OK;
+}
+
+static void
+ssh_discard(void *priv)
+{
+	free(priv);
+}
+
+/* The agent's first bytes: the machine is reached; a later session of it may wait for it. */
+static void
+on_agent_bytes(void *data, const char *buf, size_t len)
+{
+	struct ssh_session_priv *s = data;
+
+	if (s->run && s->slot < PLAN_SHARDS_MAX)
+		s->run->reached[s->slot] = true;
+	s->cb.on_control(s->data, buf, len);
+}
+
+static void
+on_console_bytes(void *data, const char *buf, size_t len)
+{
+	struct ssh_session_priv *s = data;
+
+	s->cb.on_console(s->data, buf, len);
+}
+
+static void
+on_gone(void *data, enum status code, const char *why)
+{
+	struct ssh_session_priv *s = data;
+
+	s->cb.on_exit(s->data, code, why);
+}
+
 static unsigned
 seconds_opt(const struct session_spec *spec, const char *key, unsigned dflt)
 {
@@ -1633,7 +1693,15 @@ ssh_start(struct loop *loop, void *run, const struct session_spec *spec,
 	const char *fstests = session_spec_opt(spec, "fstests"), *v;
 	enum status rc;
 
-	agent_pipe_init(&s->pipe, loop, cb, data);
+	static const struct session_callbacks mine = { on_agent_bytes, on_console_bytes, NULL,
+						       on_gone };
+
+	s->cb = *cb;
+	s->data = data;
+	s->run = run;
+	s->slot = spec->slot;
+	s->reconnect = run && spec->slot < PLAN_SHARDS_MAX && s->run->reached[spec->slot];
+	agent_pipe_init(&s->pipe, loop, &mine, s);
 	s->pipe.why_from_err = true;
 	s->con[0] = s->con[1] = -1;
 	strvec_init(&s->disks);
@@ -2073,6 +2141,8 @@ const struct backend_ops ssh_backend = {
 	.boot_limit = ssh_boot_limit,
 	.silence_limit = ssh_silence_limit,
 	.notice = ssh_notice,
+	.prepare = ssh_prepare,
+	.discard = ssh_discard,
 	.machines = ssh_machines,
 	.fstests_from_appliance = ssh_fstests_from_appliance,
 	.doctor = ssh_doctor,

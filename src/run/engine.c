@@ -488,10 +488,11 @@ load_expectations(struct engine *e, struct event *begin)
 {
 	struct backend_probe probe = { 0 };
 	struct est_total total;
+	const struct backend_ops *ops = backend_find(e->plan.backend);
 
 	/* whether guests are emulated (slow); a machine of its own (ssh) is what it is, and
 	 * its probe would wait on the network here, on the loop */
-	if (e->backend->caps & BACKEND_BOOTS_KERNEL)
+	if (ops && (ops->caps & BACKEND_BOOTS_KERNEL))
 		inventory_probe(e->plan.backend, &e->plan, &probe);
 	inventory_estimator(&e->plan, e->profiles, probe.slow, &e->est);
 	backend_probe_release(&probe);
