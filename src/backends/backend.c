@@ -308,6 +308,14 @@ backend_find(const char *name)
 	return NULL;
 }
 
+bool
+backend_own_machine(const char *name)
+{
+	const struct backend_ops *ops = name ? backend_find(name) : NULL;
+
+	return ops && !(ops->caps & (BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE)) && !ops->internal;
+}
+
 enum status
 backend_check_options(const struct plan *plan)
 {

@@ -338,6 +338,8 @@ void backends_cleanup(void);
 const char *const *backend_names(void);
 /* The backend called name, or NULL; "stdio" too, which backend_names() leaves out. */
 const struct backend_ops *backend_find(const char *name);
+/* The backend called name runs tests on a machine with its own kernel and packages (ssh). */
+bool backend_own_machine(const char *name);
 
 /* The plan's backend exists and takes its options: else an error naming the key and the fix. */
 enum status backend_check_options(const struct plan *plan);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cmd/cmd.h"
+#include "backends/backend.h"
 #include "core/paths.h"
 #include "core/profile.h"
 #include "core/rundir.h"
@@ -118,10 +119,10 @@ print_notrun_group(const struct notrun_group *g)
 }
 
 static void
-print_notrun(const struct section_result *s, const struct profiles *profiles)
+print_notrun(const struct section_result *s, const struct profiles *profiles, bool own_machine)
 {
 	struct strvec tests = STRVEC_INIT, reasons = STRVEC_INIT;
-	struct notrun_context ctx = { profiles, s->fstyp, appliance_packages };
+	struct notrun_context ctx = { profiles, s->fstyp, appliance_packages, own_machine };
 	struct notrun_groups g;
 
 	for (size_t i = 0; i < s->ntests; i++) {
@@ -219,7 +220,8 @@ print_run_summary(const struct run_record *rec)
 	for (size_t i = 0; i < rec->nsections; i++)
 		print_failures(&rec->sections[i]);
 	for (size_t i = 0; i < rec->nsections; i++)
-		print_notrun(&rec->sections[i], have_profiles ? &profiles : NULL);
+		print_notrun(&rec->sections[i], have_profiles ? &profiles : NULL,
+			     backend_own_machine(rec->backend));
 	if (rec->interrupted)
 		print_stopped(rec);
 	else if (rec->stopped_at)

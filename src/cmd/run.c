@@ -30,6 +30,7 @@ struct printer {
 	bool console_said;  /* the heading of that list is printed */
 	bool progress_line; /* a \r line is on screen */
 	bool any_test;	    /* a test ended */
+	bool any_ran;	    /* a test ran (not "not run") */
 	int last_decile;
 	struct strvec errors;
 	const char *run_dir;
@@ -198,6 +199,7 @@ on_event(void *data, const struct event *ev)
 		break;
 	case EV_TEST_END:
 		p->any_test = true;
+		p->any_ran |= ev->u.test_end.status != TS_NOTRUN;
 		print_test_end(p, ev);
 		if (p->shards > 1 && ev->shard && ev->shard <= RUN_SHARDS_MAX) {
 			free(p->running[ev->shard]);
@@ -310,8 +312,11 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 				     "The run was stopped (exit status %d); its run directory "
 				     "keeps what ran.\n",
 				     EXIT_STOPPED);
-		else if (code == 2 && p.any_test)
+		else if (code == 2 && p.any_ran)
 			term_fprintf(stdout, "Results were lost; see the error above.\n");
+		else if (code == 2 && p.any_test)
+			term_fprintf(stdout, "None of the tests could run here; each says why "
+					     "above.\n");
 		else if (code == 2)
 			term_fprintf(stdout, "Nothing could run%s.\n",
 				     p.errors.n ? "; see the error above" : "");

@@ -138,6 +138,7 @@ struct event {
 			double expected_seconds; /* the whole run's estimate; 0 when unknown */
 			unsigned shards;	 /* guests at once; 0 or 1: one at a time */
 			const char *shards_why;	 /* how that count was chosen; may be NULL */
+			const char *backend;	 /* where it runs ("qemu", "ssh"); may be NULL */
 		} run;
 		struct {
 			const char *stage;  /* "kernel", "appliance", "boot", "tests", "results" */

@@ -74,6 +74,8 @@ event_to_json(const struct event *ev, struct strbuf *out)
 	switch (ev->type) {
 	case EV_RUN_BEGIN:
 		set_str(o, "id", ev->u.run.id);
+		if (ev->u.run.backend)
+			set_str(o, "backend", ev->u.run.backend);
 		json_object_set_new(o, "total_tests", json_integer(ev->u.run.total_tests));
 		if (ev->u.run.expected_seconds > 0)
 			set_secs(o, "expected_seconds", ev->u.run.expected_seconds);
@@ -316,6 +318,7 @@ parse_object(json_t *o, struct event_owned *e)
 		ev->u.run.expected_seconds = get_num(o, "expected_seconds", 0);
 		ev->u.run.shards = get_uint(o, "shards");
 		ev->u.run.shards_why = get_str(o, "shards_why", e);
+		ev->u.run.backend = get_str(o, "backend", e);
 		break;
 	case EV_STAGE_BEGIN:
 	case EV_STAGE_PROGRESS:

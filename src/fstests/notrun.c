@@ -912,6 +912,35 @@ fix_program(const struct rule *r, const char *reason, const struct notrun_contex
 				     program));
 }
 
+/* On a machine of the user's (ssh) what fswb would put in its kernel or appliance is done there. */
+static void
+own_machine_fix(const struct rule *r, struct notrun_explanation *e)
+{
+	const char *pkg = e->subject ? package_of(e->subject) : NULL;
+
+	if (!strcmp(r->id, "logwrites-dev"))
+		set_fix(e, xstrdup("name a spare device of the test machine for it: -o "
+				   "logwrites=DEV (it is formatted, like TEST and SCRATCH)"));
+	else if (r->refine == fix_kconfig)
+		set_fix(e, xasprintf("the test machine's kernel lacks %s: boot it with a kernel "
+				     "built with it (fswb kernel config shows the options fswb's "
+				     "kernels get)",
+				     r->arg	  ? r->arg
+				     : e->subject ? e->subject
+						  : "the option"));
+	else if (r->refine == fix_program && pkg)
+		set_fix(e, xasprintf("install %s on the test machine (the package %s has it)",
+				     e->subject, pkg));
+	else if (r->refine == fix_program)
+		set_fix(e, xasprintf("install '%s' on the test machine",
+				     e->subject ? e->subject : "it"));
+	else if (r->refine == fix_tool_old)
+		set_fix(e, xasprintf("install a newer %s on the test machine", pkg ? pkg
+									       : e->subject
+										       ? e->subject
+										       : "tool"));
+}
+
 static void
 fix_tool_old(const struct rule *r, const char *reason, const struct notrun_context *ctx,
 	     struct notrun_explanation *e)
@@ -1006,6 +1035,8 @@ apply(const struct rule *r, const char *t, const char *cs, const char *ce,
 	out->generic = r->generic;
 	if (r->refine)
 		r->refine(r, t, ctx, out);
+	if (ctx && ctx->own_machine)
+		own_machine_fix(r, out);
 	if (!r->per_subject) {
 		free(out->subject);
 		out->subject = NULL;

@@ -46,6 +46,9 @@ struct notrun_context {
 	const struct profiles *profiles; /* configurations and kconfig fragments to name */
 	const char *fstyp;		 /* the run's filesystem: its configurations first */
 	const char *const *packages;	 /* the appliance's packages (NULL-terminated) */
+	/* the tests ran on a machine with its own kernel, packages and devices (ssh): the
+	 * fixes are done there, not in fswb's kernel or appliance */
+	bool own_machine;
 };
 
 struct notrun_explanation {

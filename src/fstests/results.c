@@ -79,6 +79,7 @@ run_record_release(struct run_record *rec)
 	free(rec->id);
 	free(rec->kernel);
 	free(rec->hostname);
+	free(rec->backend);
 	free(rec->stopped_at);
 	free(rec->error);
 	run_record_init(rec);

@@ -142,6 +142,7 @@ struct run_record {
 	int exit_code; /* -1 when unknown */
 	char *error;
 	unsigned shards; /* guests at once (plan.shards); 0 or 1: one at a time */
+	char *backend;	 /* where it ran ("qemu", "ssh"), or NULL (an import, an older run) */
 };
 
 /*

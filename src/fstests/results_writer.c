@@ -112,6 +112,8 @@ writer_event(void *data, const struct event *ev)
 		results_replace(&rec->id, ev->u.run.id);
 		rec->start_ms = ev->wall_ms;
 		rec->shards = ev->u.run.shards;
+		if (ev->u.run.backend)
+			results_replace(&rec->backend, ev->u.run.backend);
 		rec->finished = false;
 		writer_save(w);
 		break;

@@ -123,6 +123,8 @@ run_record_to_json(const struct run_record *rec)
 	json_object_set_new(root, "error", jstr(rec->error));
 	if (rec->shards > 1)
 		json_object_set_new(root, "shards", json_integer(rec->shards));
+	if (rec->backend)
+		json_object_set_new(root, "backend", json_string(rec->backend));
 	json_object_set_new(root, "counts", jcounts(&total));
 	for (size_t i = 0; i < rec->nsections; i++) {
 		const struct section_result *s = &rec->sections[i];
@@ -467,7 +469,8 @@ run_record_from_json(const char *text, const char *source, struct run_record *ou
 	    (rc = jread_bool(&c, root, "interrupted", &rec.interrupted)) != OK ||
 	    (rc = jread_str(&c, root, "stopped_at", true, &rec.stopped_at)) != OK ||
 	    (rc = jread_str(&c, root, "error", true, &rec.error)) != OK ||
-	    (rc = jread_count(&c, root, "shards", 64, &rec.shards)) != OK)
+	    (rc = jread_count(&c, root, "shards", 64, &rec.shards)) != OK ||
+	    (rc = jread_str(&c, root, "backend", true, &rec.backend)) != OK)
 		goto out;
 	v = json_object_get(root, "exit_code");
 	if (v && !json_is_null(v)) {

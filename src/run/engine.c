@@ -2689,6 +2689,7 @@ begin(struct loop *loop, void *data)
 	struct strbuf why = STRBUF_INIT;
 
 	ev.u.run.id = e->id;
+	ev.u.run.backend = e->plan.backend;
 	load_expectations(e, &ev);
 	plan_work(e, &notes, &errors, &why);
 	if (e->sharded) {

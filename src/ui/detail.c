@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/backend.h"
 #include "core/paths.h"
 #include "core/profile.h"
 #include "core/status.h"
@@ -513,7 +514,8 @@ detail_open(struct ui *ui, struct run_model *m, size_t idx, const char *run_dir,
 		const struct profiles *prof = ui_profiles(ui);
 		const struct fs_config *fc =
 			prof && t->config ? profiles_config(prof, t->config) : NULL;
-		struct notrun_context ctx = { prof, fc ? fc->fstyp : NULL, appliance_packages };
+		struct notrun_context ctx = { prof, fc ? fc->fstyp : NULL, appliance_packages,
+					      backend_own_machine(rec.backend) };
 
 		add_hints(d, t, &ctx, width);
 	}

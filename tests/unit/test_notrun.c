@@ -22,7 +22,7 @@ static struct profiles profiles;
 /* the appliance's packages, as far as these tests need them */
 static const char *const packages[] = { "fio",	    "e2fsprogs", "attr", "xfsdump",
 					"xfsprogs", "quota",	 NULL };
-static struct notrun_context ctx = { &profiles, "xfs", packages };
+static struct notrun_context ctx = { &profiles, "xfs", packages, false };
 
 static void
 write_profile(const char *rel, const char *text)
@@ -107,6 +107,26 @@ expect(const char *reason, const char *id, const char *subject, enum kind kind, 
 	if (in_fix && !strstr(e.fix, in_fix))
 		fail_msg("'%s': fix '%s' does not mention '%s'", reason, e.fix, in_fix);
 	notrun_explanation_release(&e);
+}
+
+/*
+ * A machine of the user's (ssh): what fswb would put in its kernel or
+ * appliance is done on that machine; the other fixes stay.
+ */
+static void
+test_own_machine(void **state)
+{
+	(void)state;
+	ctx.own_machine = true;
+	expect("This test requires a valid $LOGWRITES_DEV", "logwrites-dev", NULL, FIX,
+	       "-o logwrites=DEV");
+	expect("Installed kernel not built with CONFIG_QFMT_V2", "kconfig", "CONFIG_QFMT_V2", FIX,
+	       "the test machine's kernel lacks CONFIG_QFMT_V2");
+	expect("fio utility required, skipped this test", "program", "fio", FIX,
+	       "install fio on the test machine (the package fio has it)");
+	ctx.own_machine = false;
+	expect("This test requires a valid $LOGWRITES_DEV", "logwrites-dev", NULL, FIX,
+	       "a device fswb gives the guest");
 }
 
 /* Devices: the fix is a configuration of the profiles that has one, the run's filesystem first. */
@@ -406,9 +426,10 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_devices),	  cmocka_unit_test(test_kernel),
-		cmocka_unit_test(test_appliance), cmocka_unit_test(test_not_applying),
-		cmocka_unit_test(test_group),	  cmocka_unit_test(test_fixture_a),
+		cmocka_unit_test(test_devices),	     cmocka_unit_test(test_kernel),
+		cmocka_unit_test(test_own_machine),  cmocka_unit_test(test_appliance),
+		cmocka_unit_test(test_not_applying), cmocka_unit_test(test_group),
+		cmocka_unit_test(test_fixture_a),
 	};
 
 	return cmocka_run_group_tests_name("notrun", tests, setup, teardown);
