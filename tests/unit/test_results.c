@@ -962,6 +962,7 @@ test_writer(void **state)
 	results_writer_init(&w, path);
 	event_bus_add(&bus, results_writer_listener(&w));
 	ev.u.run.id = "r1";
+	ev.u.run.backend = "ssh";
 	ev.wall_ms = 1796284381000ull;
 	event_emit(&bus, &ev);
 	memset(&ev, 0, sizeof(ev));
@@ -980,6 +981,7 @@ test_writer(void **state)
 	assert_string_equal(disk.id, "r1");
 	assert_string_equal(disk.kernel, "6.6.0-fswb");
 	assert_string_equal(disk.hostname, "guest");
+	assert_string_equal(disk.backend, "ssh"); /* where it ran: the not-run fixes read it */
 	assert_string_equal(disk.sections[0].config, "ext4/4k");
 	assert_string_equal(disk.sections[0].fstyp, "ext4");
 	run_record_release(&disk);
