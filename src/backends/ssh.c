@@ -69,7 +69,9 @@
 #define EXIT_LOCKED	   75
 #define INSPECT_OUT_MAX	   (64u << 10)
 #define KEEPALIVE_EVERY_MS 10000
-#define CHUNK		   32768
+/* the agent beats every 5 s: this long without a byte, the machine is asked to answer */
+#define QUIET_PROBE_MS 20000
+#define CHUNK	       32768
 
 /* Worker exit codes, for the parent's messages (the worker says why on stderr). */
 enum {
@@ -1453,7 +1455,7 @@ worker(void *arg)
 	ssh_channel agent = NULL, klog = NULL;
 	struct sigaction sa = { 0 };
 	char *cmd, *name = target_name(&s->t);
-	uint64_t last_alive = now_ms();
+	uint64_t last_alive = now_ms(), last_heard = now_ms();
 	bool in_open = true;
 	int code, con = s->con[1];
 
@@ -1511,6 +1513,8 @@ worker(void *arg)
 				ssh_channel_send_eof(agent);
 			}
 		}
+		if (ssh_channel_poll(agent, 0) > 0 || ssh_channel_poll(agent, 1) > 0)
+			last_heard = now_ms();
 		if (!pump(agent, 0, 1) || !pump(agent, 1, con) || (klog && !pump(klog, 0, con))) {
 			say("the connection to %s broke: %s", name, ssh_get_error(ss));
 			code = WK_LOST;
@@ -1541,6 +1545,27 @@ worker(void *arg)
 		if (now_ms() - last_alive >= KEEPALIVE_EVERY_MS) {
 			ssh_send_ignore(ss, "fswb");
 			last_alive = now_ms();
+		}
+		/*
+		 * A silent agent on a connection that looks up (a panicked guest
+		 * behind QEMU's user network, whose TCP end is QEMU's): the machine
+		 * must answer a channel open within the connect timeout, else it is
+		 * gone and the test crashed with it.
+		 */
+		if (now_ms() - last_heard >= QUIET_PROBE_MS) {
+			ssh_channel probe = ssh_channel_new(ss);
+
+			if (!probe || ssh_channel_open_session(probe) != SSH_OK) {
+				say("the connection to %s broke: the machine stopped answering",
+				    name);
+				if (probe)
+					ssh_channel_free(probe);
+				code = WK_LOST;
+				break;
+			}
+			ssh_channel_close(probe);
+			ssh_channel_free(probe);
+			last_heard = now_ms();
 		}
 	}
 	if (code == WK_STOPPED && ssh_is_connected(ss)) {
