@@ -60,6 +60,7 @@ statuses() { jq -r '.sections[].tests[] | "\(.test) \(.status)"' "$dir/run.json"
 
 run first generic/001 generic/003
 check "the first run passes (rc=$rc: $(tail -n 3 "$T/first.err" | tr '\n' ' '))" test "$rc" -eq 0
+[ "$rc" -eq 0 ] || sed 's/^/# first: /' "$T/first.out"
 check "... both tests pass" test "$(statuses)" = $'generic/001 pass\ngeneric/003 pass'
 check "... the appliance was built for it" grep -q '^\[appliance\]' "$T/first.out"
 check "... fswb says it packs and copies the appliance's fstests" \
@@ -72,9 +73,16 @@ check "... it is the appliance's mini-fstests" test -f "$tree/tests/generic/001"
 check "... the upload is gone" eval '! ls "$T"/work/*.upload.* 2>/dev/null'
 check "... packed once in fswb's cache" test "$(ls "$FSWB_HOME"/cache/ssh/fstests-*.tar.gz | wc -l)" -eq 1
 touch "$tree/.marker"
+# the first run's sessions on the machine end with it (up to 30 s)
+for ((i = 0; i < 60; i++)); do
+	[ -z "$(sshd_procs a)" ] && break
+	sleep 0.5
+done
+check "the first run left nothing running on the machine" test -z "$(sshd_procs a)"
 
 run second generic/002
 check "a second run passes (rc=$rc: $(tail -n 3 "$T/second.err" | tr '\n' ' '))" test "$rc" -eq 0
+[ "$rc" -eq 0 ] || sed 's/^/# second: /' "$T/second.out"
 check "... and copies nothing" \
 	eval '! grep -q "putting the appliance.s fstests" "$dir/console.log"'
 check "... it ran in the same tree" test -f "$tree/.marker"
