@@ -404,19 +404,6 @@ target_name(const struct target *t)
 
 /* ---- libssh, in a worker or a probe ------------------------------------------ */
 
-static void
-sh_quote(struct strbuf *sb, const char *s)
-{
-	strbuf_addch(sb, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			strbuf_adds(sb, "'\\''");
-		else
-			strbuf_addch(sb, *s);
-	}
-	strbuf_addch(sb, '\'');
-}
-
 static char *
 fingerprint(ssh_session ss, char **type)
 {
@@ -657,7 +644,7 @@ as_root(const struct target *t, const char *cmd)
 	if (!strcmp(t->user, "root"))
 		return xstrdup(cmd);
 	strbuf_adds(&sb, "sudo -n sh -c ");
-	sh_quote(&sb, cmd);
+	sq_quote(&sb, cmd);
 	return strbuf_detach(&sb);
 }
 
@@ -1072,16 +1059,16 @@ inspect_machine(ssh_session ss, const struct target *t, const char *fstests, con
 	enum status rc;
 
 	strbuf_adds(&cmd, "sh -s -- ");
-	sh_quote(&cmd, fstests);
+	sq_quote(&cmd, fstests);
 	strbuf_addch(&cmd, ' ');
-	sh_quote(&cmd, work);
+	sq_quote(&cmd, work);
 	strbuf_addch(&cmd, ' ');
-	sh_quote(&cmd, tools);
+	sq_quote(&cmd, tools);
 	for (size_t i = 0; i < devs->n; i++) {
 		if (!*devs->v[i])
 			continue;
 		strbuf_addch(&cmd, ' ');
-		sh_quote(&cmd, devs->v[i]);
+		sq_quote(&cmd, devs->v[i]);
 	}
 	root_cmd = as_root(t, cmd.buf);
 	rc = run_remote(ss, root_cmd, inspect_script, strlen(inspect_script), &out, &status);
@@ -1264,7 +1251,7 @@ push_fstests(const struct ssh_session_priv *s, ssh_session ss)
 	enum status rc;
 
 	strbuf_adds(&cmd, "test -f ");
-	sh_quote(&cmd, done);
+	sq_quote(&cmd, done);
 	root_cmd = as_root(&s->t, cmd.buf);
 	rc = run_remote(ss, root_cmd, NULL, 0, NULL, &status);
 	free(root_cmd);
@@ -1280,11 +1267,11 @@ push_fstests(const struct ssh_session_priv *s, ssh_session ss)
 		/* unpacked aside, then moved: a half-unpacked tree is never taken for one */
 		strbuf_reset(&cmd);
 		strbuf_adds(&cmd, "set -e; w=");
-		sh_quote(&cmd, s->work);
+		sq_quote(&cmd, s->work);
 		strbuf_adds(&cmd, "; d=");
-		sh_quote(&cmd, dir);
+		sq_quote(&cmd, dir);
 		strbuf_adds(&cmd, "; t=");
-		sh_quote(&cmd, abs);
+		sq_quote(&cmd, abs);
 		strbuf_adds(&cmd, "; mkdir -p \"$w\"; chmod 0700 \"$w\"; rm -rf \"$d\" \"$d.tmp\"; "
 				  "mkdir \"$d.tmp\"; tar -xzf \"$t\" -C \"$d.tmp\" "
 				  "--no-same-owner; rm -f \"$t\"; mv \"$d.tmp\" \"$d\"; "
@@ -1323,7 +1310,7 @@ push_agent(const struct ssh_session_priv *s, ssh_session ss)
 	enum status rc = read_file(s->agent, 1u << 20, &text, &len);
 
 	strbuf_adds(&cmd, "cat > ");
-	sh_quote(&cmd, s->agent_remote);
+	sq_quote(&cmd, s->agent_remote);
 	root_cmd = as_root(&s->t, cmd.buf);
 	if (rc == OK)
 		rc = run_remote(ss, root_cmd, text, len, NULL, &status);
@@ -1367,11 +1354,11 @@ agent_command(const struct ssh_session_priv *s, bool run_agent)
 		      agent = STRBUF_INIT, run = STRBUF_INIT;
 	char *lockp = path_join(s->work, "lock"), *pidp = path_join(s->work, "agent.pid"), *out;
 
-	sh_quote(&work, s->work);
-	sh_quote(&lock, lockp);
-	sh_quote(&pid, pidp);
-	sh_quote(&agent, s->agent_remote);
-	sh_quote(&run, s->run_dir);
+	sq_quote(&work, s->work);
+	sq_quote(&lock, lockp);
+	sq_quote(&pid, pidp);
+	sq_quote(&agent, s->agent_remote);
+	sq_quote(&run, s->run_dir);
 	strbuf_addf(&sb,
 		    "cd / || exit 1; mkdir -p %s && chmod 0700 %s || exit 1; "
 		    "if [ -s %s ]; then read -r p < %s; "
