@@ -459,6 +459,14 @@ session_spec_opt(const struct session_spec *spec, const char *key)
 	return NULL;
 }
 
+unsigned
+session_spec_seconds(const struct session_spec *spec, const char *key, unsigned dflt)
+{
+	const char *v = session_spec_opt(spec, key);
+
+	return v ? (unsigned)strtoul(v, NULL, 10) : dflt;
+}
+
 enum status
 session_start(const struct backend_ops *ops, struct loop *loop, struct backend_run *run,
 	      const struct session_spec *spec, const struct session_callbacks *cb, void *data,

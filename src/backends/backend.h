@@ -193,6 +193,8 @@ struct session_spec {
 
 /* The value of option key in spec->options, or NULL. */
 const char *session_spec_opt(const struct session_spec *spec, const char *key);
+/* Option key as seconds (checked at plan time by backend_option_seconds), or dflt. */
+unsigned session_spec_seconds(const struct session_spec *spec, const char *key, unsigned dflt);
 
 /*
  * Where things are on the machine, for the job the engine sends. NULL

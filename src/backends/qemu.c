@@ -440,7 +440,6 @@ qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
 	struct strvec argv = STRVEC_INIT;
 	struct spawn_opts o = SPAWN_OPTS_INIT;
 	char *qemu = find_qemu(session_spec_opt(spec, "qemu"), spec->arch), *overlay = NULL;
-	const char *silence = session_spec_opt(spec, "silence");
 	char mem[32], cpus[16], *append = NULL;
 	int dummy = -1;
 	enum status rc;
@@ -476,9 +475,7 @@ qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
 		free(q->notice);
 		q->notice = n;
 	}
-	if (silence)
-		q->silence =
-			(unsigned)strtoul(silence, NULL, 10); /* checked: backend_option_seconds */
+	q->silence = session_spec_seconds(spec, "silence", 0);
 
 	overlay = path_join(q->workdir, "root.qcow2");
 	rc = make_overlay(loop, spec->appliance, overlay);

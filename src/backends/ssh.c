@@ -1624,14 +1624,6 @@ on_gone(void *data, enum status code, const char *why)
 	s->cb.on_exit(s->data, code, why);
 }
 
-static unsigned
-seconds_opt(const struct session_spec *spec, const char *key, unsigned dflt)
-{
-	const char *v = session_spec_opt(spec, key);
-
-	return v ? (unsigned)strtoul(v, NULL, 10) : dflt; /* checked: backend_option_seconds */
-}
-
 static void
 ssh_release(void *priv)
 {
@@ -1718,8 +1710,8 @@ ssh_start(struct loop *loop, void *run, const struct session_spec *spec,
 	s->con[0] = s->con[1] = -1;
 	strvec_init(&s->disks);
 	strvec_init(&s->wipe);
-	s->boot = seconds_opt(spec, "boot", BOOT_DEFAULT);
-	s->silence = seconds_opt(spec, "silence", QUIET_DEFAULT);
+	s->boot = session_spec_seconds(spec, "boot", BOOT_DEFAULT);
+	s->silence = session_spec_seconds(spec, "silence", QUIET_DEFAULT);
 	rc = target_make(spec_opt, spec, spec->slot, &s->t);
 	if (rc != OK)
 		goto fail;

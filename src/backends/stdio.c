@@ -134,14 +134,6 @@ stdio_release(void *priv)
 	free(s);
 }
 
-static unsigned
-seconds_opt(const struct session_spec *spec, const char *key, unsigned dflt)
-{
-	const char *v = session_spec_opt(spec, key);
-
-	return v ? (unsigned)strtoul(v, NULL, 10) : dflt; /* checked: backend_option_seconds */
-}
-
 static enum status
 stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 	    const struct session_callbacks *cb, void *data, struct lease *lease, void **priv)
@@ -155,8 +147,8 @@ stdio_start(struct loop *loop, void *run, const struct session_spec *spec,
 	s->pipe.on_gone = kill_check;
 	s->pipe.owner = s;
 	strvec_init(&s->disks);
-	s->boot = seconds_opt(spec, "boot", BOOT_DEFAULT);
-	s->silence = seconds_opt(spec, "silence", QUIET_DEFAULT);
+	s->boot = session_spec_seconds(spec, "boot", BOOT_DEFAULT);
+	s->silence = session_spec_seconds(spec, "silence", QUIET_DEFAULT);
 	if (!fstests) {
 		rc = error(ERR_INVALID, "the stdio backend needs -o fstests=DIR");
 		goto fail;
