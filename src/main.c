@@ -346,17 +346,10 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 			free(plan->backend);
 			plan->backend = xstrdup(optarg);
 			break;
-		case 'o': {
-			const char *eq = strchr(optarg, '=');
-			char *key;
-
-			if (!eq || eq == optarg)
-				die("--backend-opt: '%s' is not KEY=VALUE", optarg);
-			key = xstrndup(optarg, (size_t)(eq - optarg));
-			plan_set_backend_opt(plan, key, eq + 1);
-			free(key);
+		case 'o':
+			if (plan_set_backend_kv(plan, optarg) != OK)
+				die("--backend-opt: %s", error_msg());
 			break;
-		}
 		case OPT_ACCEPT_NEW_HOST_KEY:
 			plan_set_backend_opt(plan, "hostkey", "accept-new");
 			break;

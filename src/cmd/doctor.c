@@ -162,17 +162,10 @@ cmd_doctor(int argc, char **argv)
 		case OPT_ACCEPT_NEW_HOST_KEY:
 			plan_set_backend_opt(&plan, "hostkey", "accept-new");
 			break;
-		case 'o': {
-			const char *eq = strchr(optarg, '=');
-			char *key;
-
-			if (!eq || eq == optarg)
-				die("fswb doctor: -o '%s' is not KEY=VALUE", optarg);
-			key = xstrndup(optarg, (size_t)(eq - optarg));
-			plan_set_backend_opt(&plan, key, eq + 1);
-			free(key);
+		case 'o':
+			if (plan_set_backend_kv(&plan, optarg) != OK)
+				die("fswb doctor: -o %s", error_msg());
 			break;
-		}
 		case 'h':
 			fputs(doctor_usage, stdout);
 			return 0;

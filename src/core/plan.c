@@ -168,6 +168,20 @@ plan_set_backend_opt(struct plan *plan, const char *key, const char *value)
 	strvec_pushf(&plan->backend_opts, "%s=%s", key, value);
 }
 
+enum status
+plan_set_backend_kv(struct plan *plan, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	char *key;
+
+	if (!eq || eq == kv)
+		return error(ERR_INVALID, "'%s' is not KEY=VALUE", kv);
+	key = xstrndup(kv, (size_t)(eq - kv));
+	plan_set_backend_opt(plan, key, eq + 1);
+	free(key);
+	return OK;
+}
+
 const char *
 plan_backend_opt(const struct plan *plan, const char *key)
 {

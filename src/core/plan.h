@@ -145,6 +145,8 @@ enum status plan_kernel_set(struct plan_kernel *pk, const char *spec);
 
 /* Set a backend option "key=value", replacing an earlier value for key. */
 void plan_set_backend_opt(struct plan *plan, const char *key, const char *value);
+/* The same from "KEY=VALUE" as users type it (-o); ERR_INVALID naming it when it is not. */
+enum status plan_set_backend_kv(struct plan *plan, const char *kv);
 /* The value of a backend option, or NULL. */
 const char *plan_backend_opt(const struct plan *plan, const char *key);
 

@@ -350,14 +350,11 @@ apply_bopts(struct ui *ui, struct wizard *w, const char *text)
 	p.backend = xstrdup(w->backends[i]);
 	strvec_split(&words, text, " ");
 	for (size_t k = 0; k < words.n; k++) {
-		char *eq = strchr(words.v[k], '=');
-
-		if (!eq || eq == words.v[k]) {
-			ui_msg(ui, true, "'%s' is not KEY=VALUE", words.v[k]);
+		if (plan_set_backend_kv(&p, words.v[k]) != OK) {
+			ui_msg(ui, true, "%s", error_msg());
+			error_clear();
 			goto out;
 		}
-		*eq = 0;
-		plan_set_backend_opt(&p, words.v[k], eq + 1);
 	}
 	if (backend_check_options(&p) != OK) {
 		ui_msg(ui, true, "%s", error_msg());
@@ -378,10 +375,9 @@ apply_confirm(struct ui *ui, struct wizard *w, const char *text)
 {
 	size_t i = w->lp_backend.sel;
 	const char *opt = i < w->nbackends ? w->probes[i].confirm_opt : NULL;
-	const char *eq = opt ? strchr(opt, '=') : NULL;
 	struct plan p;
 
-	if (!eq)
+	if (!opt)
 		return;
 	if (strcmp(text, "yes")) {
 		ui_msg(ui, true, "not confirmed (type yes to confirm)");
@@ -389,14 +385,11 @@ apply_confirm(struct ui *ui, struct wizard *w, const char *text)
 	}
 	plan_init(&p);
 	strvec_copy(&p.backend_opts, &w->bopts[i]);
-	{
-		char *key = xstrndup(opt, (size_t)(eq - opt));
-
-		plan_set_backend_opt(&p, key, eq + 1);
-		free(key);
+	if (plan_set_backend_kv(&p, opt) == OK) {
+		strvec_clear(&w->bopts[i]);
+		strvec_copy(&w->bopts[i], &p.backend_opts);
 	}
-	strvec_clear(&w->bopts[i]);
-	strvec_copy(&w->bopts[i], &p.backend_opts);
+	error_clear(); /* a probe's confirm_opt is KEY=VALUE */
 	plan_release(&p);
 	probe_backend(w, i);
 }
