@@ -132,19 +132,17 @@ shards_choose(const struct plan *plan, const struct backend_ops *ops, const stru
 {
 	const char *name = ops ? ops->name : plan->backend ? plan->backend : "chosen";
 	struct strbuf sb = STRBUF_INIT, tail = STRBUF_INIT;
-	unsigned n;
+	/* the machines the plan names (ssh's hosts: a file may be read) */
+	unsigned n, machines = ops && ops->machines ? ops->machines(plan) : 0;
 
 	if (!ops || !(ops->caps & BACKEND_PARALLEL)) {
 		n = 1;
 		strbuf_addf(&sb, "1 guest: the %s backend runs one machine at a time", name);
-	} else if (ops->machines && ops->machines(plan) &&
-		   (!plan->shards || plan->shards > ops->machines(plan))) {
-		unsigned m = ops->machines(plan);
-
-		n = cap(m, units, &tail);
+	} else if (machines && (!plan->shards || plan->shards > machines)) {
+		n = cap(machines, units, &tail);
 		head(&sb, n);
-		strbuf_addf(&sb, ": one on each of the %s backend's %u machine%s%s", name, m,
-			    m == 1 ? "" : "s",
+		strbuf_addf(&sb, ": one on each of the %s backend's %u machine%s%s", name, machines,
+			    machines == 1 ? "" : "s",
 			    plan->shards ? " (name more machines for more at once)" : "");
 		strbuf_add(&sb, tail.buf, tail.len);
 	} else if (plan->shards) {
