@@ -43,6 +43,8 @@ static const char *const shipped_configs[] = {
 	"f2fs/default",
 	"f2fs/encrypt",
 	"nfs/loopback",
+	"nfs/loopback_v3",
+	"nfs/loopback_v4",
 	"overlay/ext4",
 	"overlay/xfs",
 	"tmpfs/default",
