@@ -1480,9 +1480,11 @@ send_job(struct shard *sh)
 	}
 	if (!w->cfg->devices)
 		mkfs_words(w->cfg, test_disk, test_logdev, test_rtdev, &mkfs);
-	if (w->cfg->serve && test_disk && scratch_disk) {
-		/* check never formats an nfs SCRATCH: the guest makes both disks */
+	/* check never formats the base of an overlay's or an nfs SCRATCH (it
+	 * only empties it): the guest makes both disks, as xfstests-bld does */
+	if (w->cfg->base && test_disk && scratch_disk)
 		mkfs_words(w->cfg, scratch_disk, NULL, NULL, &mkfs_scratch);
+	if (w->cfg->serve && test_disk && scratch_disk) {
 		strvec_pushv(&exports,
 			     (const char *const[]){ test_disk, NFS_TEST_EXPORT, scratch_disk,
 						    NFS_SCRATCH_EXPORT, NULL });

@@ -930,6 +930,34 @@ test_served_nfs(void **state)
 	plan_release(&plan);
 }
 
+/*
+ * An overlay (overlay/ext4): check -overlay mounts TEST and SCRATCH as the
+ * base and only empties SCRATCH, so the guest makes both disks as ext4
+ * first (as xfstests-bld does), and check is told -overlay.
+ */
+static void
+test_overlay_base(void **state)
+{
+	static const char *const tests[] = { "generic/001=pass", NULL };
+	struct ctx c = { 0 };
+	struct plan plan;
+	json_t *root;
+	unsigned shard;
+
+	(void)state;
+	plan_for(&plan, tests);
+	strvec_clear(&plan.configs);
+	strvec_push(&plan.configs, "overlay/ext4");
+	root = run(&c, &plan);
+	assert_int_equal(count_lines(&c, "making the test filesystem: mkfs.ext4 -F"), 1);
+	assert_int_equal(count_lines(&c, "making the scratch filesystem under the overlay: "
+					 "mkfs.ext4 -F"),
+			 1);
+	assert_int_equal(count_of(root, "generic/001", &shard), 1);
+	ctx_release(&c, root);
+	plan_release(&plan);
+}
+
 /* Many guests: four at once, every test once, each guest with some of them. */
 static void
 test_shards_many(void **state)
@@ -1118,6 +1146,7 @@ main(void)
 		cmocka_unit_test(test_shards_many),
 		cmocka_unit_test(test_no_devices),
 		cmocka_unit_test(test_served_nfs),
+		cmocka_unit_test(test_overlay_base),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
