@@ -1270,6 +1270,7 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	char *cfgs = strvec_join(&w->plan.configs, ", ");
 	char mem[32], est[64];
 	const char *kernel;
+	char *auto_now = NULL;
 	struct est_total total;
 	const struct backend_ops *ops = chosen_backend(w);
 	bool boots_kernel = !ops || (ops->caps & BACKEND_BOOTS_KERNEL);
@@ -1279,6 +1280,20 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	kernel = w->plan.kernel.kind == KERNEL_AUTO ? "automatic (the tree here, else installed)"
 		 : w->plan.kernel.spec		    ? w->plan.kernel.spec
 						    : "the installed one";
+	/* automatic: what it is now, as step 2 says (the list is made again
+	 * when the configurations changed since) */
+	if (w->plan.kernel.kind == KERNEL_AUTO)
+		load_kernels(ui, w);
+	if (w->plan.kernel.kind == KERNEL_AUTO && w->kl.auto_index < w->kl.n) {
+		const struct kernel *k = &w->kl.v[w->kl.auto_index];
+
+		if (k->kind == KERNEL_TREE || k->version)
+			auto_now = xasprintf("automatic: now %s %s",
+					     k->kind == KERNEL_TREE ? "the tree" : "installed",
+					     k->kind == KERNEL_TREE ? k->tree : k->version);
+		if (auto_now)
+			kernel = auto_now;
+	}
 	if (!boots_kernel) {
 		ui_put(ui, y++, 2, ui->cols - 4, R_NORMAL,
 		       "kernel      the test machine's own (it boots it; fswb builds none)");
@@ -1345,6 +1360,7 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	y = para(ui, y, 4, ui->cols - 6, maxy, R_CODE, sb.buf);
 	strbuf_release(&sb);
 	free(cfgs);
+	free(auto_now);
 	y++;
 	if (y < maxy)
 		para(ui, y, 2, ui->cols - 4, maxy, R_DIM,

@@ -23,6 +23,10 @@ sed '/"test_start".*"generic\/006"/q' "$SRCDIR/tests/ui/fixtures/runs/20261203-1
 # looks for KVM at FSWB_KVM_DEV, here /dev/null (not KVM), as on a host
 # without virtualisation, root or not.
 export FSWB_KVM_DEV=/dev/null
+# Nor on its installed kernels: the screens see one of their own.
+mkdir -p "$T/boot"
+: >"$T/boot/vmlinuz-9.9.9-fswbtest"
+export FSWB_BOOT_DIR=$T/boot
 
 for keys in "$DIR"/*.keys; do
 	name=$(basename "$keys" .keys)
