@@ -535,7 +535,8 @@ draw_progress(struct ui *ui, struct runview *rv, int y)
 	if (m->ended)
 		strbuf_addf(&sb, "   %s", m->interrupted ? "stopped" : "done");
 	else if (m->begun)
-		strbuf_addf(&sb, "   ETA %s", format_eta(run_model_eta(m, now), eta, sizeof(eta)));
+		strbuf_addf(&sb, "   ETA %s%s", format_eta(run_model_eta(m, now), eta, sizeof(eta)),
+			    run_model_preparing(m) ? " once built" : "");
 	bw = ui->cols - text_width(sb.buf, ui->ascii) - 4;
 	if (bw > 40)
 		bw = 40;

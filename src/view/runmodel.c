@@ -355,6 +355,8 @@ run_model_event(struct run_model *m, const struct event *ev)
 	case EV_STAGE_END:
 		if (!ev->u.stage.stage)
 			break;
+		if (ev->type == EV_STAGE_BEGIN && !m->boot_ms && !strcmp(ev->u.stage.stage, "boot"))
+			m->boot_ms = ev->wall_ms ? ev->wall_ms : 1;
 		if (!strcmp(ev->u.stage.stage, "shell"))
 			/* a check run by hand in the shell is no test of the run */
 			m->in_shell = ev->type != EV_STAGE_END;
@@ -629,9 +631,12 @@ run_model_eta(const struct run_model *m, uint64_t now_ms)
 	if (run_model_total(m) > m->ntests - m->nexpunged)
 		unknown += run_model_total(m) - (m->ntests - m->nexpunged);
 	if (unknown) {
-		/* before any test ended: the run's own estimate, less what has passed */
+		/* before any test ended: the run's own estimate (the guests' work),
+		 * less what has passed since the first guest began to boot */
 		if (avg < 0 && m->estimate > 0 && !ndone) {
-			double gone = run_model_elapsed(m, now_ms);
+			double gone = m->boot_ms && now_ms > m->boot_ms
+					      ? (double)(now_ms - m->boot_ms) / 1000.0
+					      : 0;
 
 			return m->estimate > gone ? m->estimate - gone : 0;
 		}
@@ -645,6 +650,12 @@ run_model_eta(const struct run_model *m, uint64_t now_ms)
 			left = longest;
 	}
 	return left;
+}
+
+bool
+run_model_preparing(const struct run_model *m)
+{
+	return m->begun && !m->ended && !m->boot_ms;
 }
 
 double

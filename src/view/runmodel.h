@@ -126,7 +126,8 @@ struct run_model {
 	bool in_shell; /* the shell stage began: what the guest logs now is no test's */
 	int exit_code; /* after RUN_END */
 	uint64_t start_ms, last_ms, end_ms;
-	unsigned gen; /* bumped on every change */
+	uint64_t boot_ms; /* the first guest's boot began (0: still building what it needs) */
+	unsigned gen;	  /* bumped on every change */
 };
 
 void run_model_init(struct run_model *m);
@@ -172,6 +173,9 @@ size_t run_model_to_go(const struct run_model *m);
  * working (at most one per test left), and it is never less than the rest of
  * the longest test running. */
 double run_model_eta(const struct run_model *m, uint64_t now_ms);
+/* No guest has begun to boot yet: the kernel or the appliance is being made,
+ * which the ETA (of the guests' work) does not count. */
+bool run_model_preparing(const struct run_model *m);
 /* Seconds since RUN_BEGIN (to RUN_END when ended). */
 double run_model_elapsed(const struct run_model *m, uint64_t now_ms);
 
