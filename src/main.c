@@ -735,6 +735,7 @@ main(int argc, char **argv)
 	int rc;
 
 	paths_set_builtin(FSWB_SRCDIR, FSWB_BUILDDIR, FSWB_SHAREDIR);
+	free(fswb_datadir()); /* found now, while this program's file is where it was */
 	if (backends_init() != OK)
 		die("%s", error_msg());
 	atexit(backends_cleanup);

@@ -159,11 +159,16 @@ datadir_for(const char *exe)
 char *
 fswb_datadir(void)
 {
+	/* found once, at the first call (main's): a fswb rebuilt or upgraded
+	 * while it runs leaves /proc/self/exe pointing at a deleted file */
+	static char *found;
 	const char *env = getenv("FSWB_DATADIR");
 
 	if (env && *env)
 		return xstrdup(env);
-	return datadir_for("/proc/self/exe");
+	if (!found)
+		found = datadir_for("/proc/self/exe");
+	return xstrdup(found);
 }
 
 bool
