@@ -275,8 +275,19 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 	struct host_size host;
 	double *secs = NULL;
 	size_t nconfigs = 0, boots;
+	const struct test_set *set = preset && prof ? profiles_set(prof, preset) : NULL;
+	struct estimator with_set;
 
 	memset(out, 0, sizeof(*out));
+	/* the set's own settings (SOAK_DURATION), whatever the plan has now: the
+	 * wizard estimates every set while the plan names one, or tests */
+	if (set) {
+		with_set = *est; /* only its soak changes: the samples stay est's */
+		if (estimator_set_env(&with_set, &set->env) == OK)
+			est = &with_set;
+		else
+			error_clear();
+	}
 	for (size_t i = 0; cat && i < plan->configs.n; i++) {
 		const struct fs_config *c = prof ? profiles_config(prof, plan->configs.v[i]) : NULL;
 		struct catalogue_selection sel;

@@ -186,6 +186,52 @@ test_estimate_on_shards(void **state)
 }
 
 /* One guest against the host's size (passed in): CPUs and memory, for guests here only. */
+/*
+ * A set is estimated with its own settings whatever the plan names now: the
+ * wizard lists smoke (SOAK_DURATION=180) while the plan has one test picked.
+ */
+static void
+test_estimate_set_settings(void **state)
+{
+	char *dir = test_path("profiles"), *tree = test_tmp("fstests"), *p;
+	struct profiles prof;
+	struct catalogue cat;
+	struct estimator est, soaked;
+	struct est_total picked, named;
+
+	(void)state;
+	p = xasprintf("%s/tests/generic/475", tree);
+	test_write(p, "#! /bin/bash\n# FS QA Test 475\n# Soak.\n. ./common/preamble\n"
+		      "_begin_fstest auto soak smoketest\n");
+	free(p);
+	p = xasprintf("%s/tests/generic/475.out", tree);
+	test_write(p, "QA output created by 475\n");
+	free(p);
+	assert_int_equal(profiles_load(dir, &prof), OK);
+	assert_int_equal(catalogue_load(tree, &cat), OK);
+	plan.shards = 1;
+	/* the plan names a test: its estimator has no SOAK_DURATION */
+	free(plan.tests.preset);
+	plan.tests.preset = NULL;
+	strvec_push(&plan.tests.tests, "generic/475");
+	estimator_init(&est, false);
+	inventory_estimate(&plan, &prof, &cat, &est, "smoke", NULL, &picked);
+	assert_true(est.soak < 0); /* the caller's estimator is left as it was */
+	/* the same as with smoke's SOAK_DURATION in the estimator */
+	estimator_init(&soaked, false);
+	soaked.soak = 180;
+	inventory_estimate(&plan, &prof, &cat, &soaked, "smoke", NULL, &named);
+	assert_int_equal(picked.ntests, 1);
+	assert_true(picked.seconds == named.seconds);
+	assert_true(picked.seconds >= 180);
+	estimator_release(&soaked);
+	estimator_release(&est);
+	catalogue_release(&cat);
+	profiles_release(&prof);
+	free(tree);
+	free(dir);
+}
+
 static void
 test_guest_fits(void **state)
 {
@@ -256,6 +302,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_auto_elsewhere, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_given, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_estimate_on_shards, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_estimate_set_settings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guest_fits, setup, teardown),
 		cmocka_unit_test(test_host_size_read),
 	};
