@@ -76,6 +76,14 @@ static const struct rule rules[] = {
 	  .cause = "an overlayfs test: it needs overlayfs over a base filesystem (OVL_BASE_*, "
 		   "d_type on the base)",
 	  .refine = fix_overlay },
+	{ .id = "nfs-version",
+	  .patterns = { "test requires $test_dev mounted as nfsv*",
+			"test requires $scratch_dev mounted as nfsv*",
+			"nfs* version * does not support negative timestamps*" },
+	  .cause = "the test is for another NFS version than the one this configuration mounts",
+	  .fix = "nothing to fix here: nfs/loopback (v4.2), nfs/loopback_v4 and nfs/loopback_v3 "
+		 "each mount one version; the configuration of the version the test needs runs it",
+	  .natural = true },
 	{ .id = "scratch-dev",
 	  .patterns = { "this test requires a valid $scratch_dev*",
 			"this test requires a valid $scratch_mnt*", "*requires valid block disk*",

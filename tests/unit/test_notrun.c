@@ -160,6 +160,11 @@ test_devices(void **state)
 	       "a device fswb gives");
 	expect("  This test requires a valid $LOGWRITES_DEV  ", "logwrites-dev", NULL, FIX, NULL);
 	expect("Zone count too small", "zoned", NULL, NATURAL, NULL);
+	/* common/nfs's and common/rc's words, on a configuration of another version */
+	expect("Test requires $TEST_DEV mounted as NFSv4", "nfs-version", NULL, NATURAL,
+	       "nfs/loopback_v4");
+	expect("nfs version 3 does not support negative timestamps", "nfs-version", NULL, NATURAL,
+	       NULL);
 	expect("this test require non-zoned block device", "zoned", NULL, NATURAL, NULL);
 	expect("Cannot use flakey devices on DAX capable block devices.", "dax", NULL, NATURAL,
 	       NULL);
