@@ -15,7 +15,7 @@ est_basis_str(enum est_basis b)
 	static const char *const words[EST_BASIS_COUNT] = {
 		[EST_BASIS_HISTORY_KERNEL] = "earlier runs of this configuration and kernel",
 		[EST_BASIS_HISTORY_CONFIG] = "earlier runs of this configuration",
-		[EST_BASIS_HISTORY_ANY] = "earlier runs of other configurations",
+		[EST_BASIS_HISTORY_ANY] = "its time on other configurations",
 		[EST_BASIS_SOAK] = "SOAK_DURATION",
 		[EST_BASIS_GROUPS] = "the tests' groups",
 	};
@@ -117,6 +117,14 @@ add_sample(struct estimator *est, const char *config, const char *kernel, const 
 }
 
 void
+estimator_add_test(struct estimator *est, const char *config, const char *kernel, const char *test,
+		   double seconds)
+{
+	if (seconds >= 0 && isfinite(seconds) && seconds <= 7 * 86400)
+		add_sample(est, config, kernel, test, seconds);
+}
+
+void
 estimator_add_run(struct estimator *est, const struct run_record *rec)
 {
 	size_t before = est->n;
@@ -128,11 +136,8 @@ estimator_add_run(struct estimator *est, const struct run_record *rec)
 		for (size_t j = 0; j < sec->ntests; j++) {
 			const struct test_result *t = &sec->tests[j];
 
-			if (t->status != TS_PASS && t->status != TS_FAIL && t->status != TS_NOTRUN)
-				continue;
-			if (!(t->seconds >= 0) || !isfinite(t->seconds) || t->seconds > 7 * 86400)
-				continue;
-			add_sample(est, config, rec->kernel, t->test, t->seconds);
+			if (t->status == TS_PASS || t->status == TS_FAIL || t->status == TS_NOTRUN)
+				estimator_add_test(est, config, rec->kernel, t->test, t->seconds);
 		}
 	}
 	if (est->n > before)

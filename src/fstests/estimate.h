@@ -92,6 +92,10 @@ double soak_duration_seconds(const char *value);
 
 /* The tests of one earlier run that ended on their own. */
 void estimator_add_run(struct estimator *est, const struct run_record *rec);
+/* One test's time as a run measured it (the engine adds those of the run going on, so a
+ * test's time on one configuration informs its estimate on the next); others are ignored. */
+void estimator_add_test(struct estimator *est, const char *config, const char *kernel,
+			const char *test, double seconds);
 
 /*
  * The newest max runs (at most EST_RUNS) in runs_dir (DATA/runs), each

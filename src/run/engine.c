@@ -442,6 +442,11 @@ on_shard_event(void *data, const struct event *cev)
 			return;
 		strvec_push(&w->ended, ev.u.test_end.test);
 		sh->ended_here++;
+		/* its time informs its estimate on the configurations still to come */
+		if (ev.u.test_end.status == TS_PASS || ev.u.test_end.status == TS_FAIL ||
+		    ev.u.test_end.status == TS_NOTRUN)
+			estimator_add_test(&e->est, w->cfg->name, e->kernel.version,
+					   ev.u.test_end.test, ev.u.test_end.seconds);
 		batch_drop(sh, ev.u.test_end.test);
 		free(sh->current_test);
 		sh->current_test = NULL;

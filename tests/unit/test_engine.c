@@ -855,6 +855,39 @@ test_shards_configs(void **state)
 	plan_release(&plan);
 }
 
+/*
+ * A test's time on one configuration is what fswb expects of it on the next
+ * one of the same run (not its groups' guess), and says so.
+ */
+static void
+test_estimate_within_run(void **state)
+{
+	static const char *const tests[] = { "generic/001=sleep 2", NULL };
+	struct ctx c = { 0 };
+	struct plan plan;
+	json_t *root;
+	char *path, *log, *second;
+
+	(void)state;
+	plan_for(&plan, tests);
+	strvec_clear(&plan.configs);
+	strvec_push(&plan.configs, "ext4/4k");
+	strvec_push(&plan.configs, "ext4/1k");
+	forget_runs();
+	root = run(&c, &plan);
+	path = path_join(c.dir, "events.jsonl");
+	log = test_read(path);
+	/* the first from its groups, the second from the first's time */
+	assert_non_null(strstr(log, "\"expected_from\":\"the tests' groups\""));
+	second = strstr(log, "\"config\":\"ext4/1k\",\"test\":\"generic/001\"");
+	assert_non_null(second);
+	assert_non_null(strstr(second, "\"expected_from\":\"its time on other configurations\""));
+	free(log);
+	free(path);
+	ctx_release(&c, root);
+	plan_release(&plan);
+}
+
 /* A configuration without devices (tmpfs): no disk, no mkfs, TEST_DEV by name. */
 static void
 test_no_devices(void **state)
@@ -1147,6 +1180,7 @@ main(void)
 		cmocka_unit_test(test_no_devices),
 		cmocka_unit_test(test_served_nfs),
 		cmocka_unit_test(test_overlay_base),
+		cmocka_unit_test(test_estimate_within_run),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
