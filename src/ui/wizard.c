@@ -1288,11 +1288,10 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 		const struct kernel *k = &w->kl.v[w->kl.auto_index];
 
 		if (k->kind == KERNEL_TREE || k->version)
-			auto_now = xasprintf("automatic: now %s %s",
-					     k->kind == KERNEL_TREE ? "the tree" : "installed",
-					     k->kind == KERNEL_TREE ? k->tree : k->version);
-		if (auto_now)
-			kernel = auto_now;
+			kernel = auto_now =
+				xasprintf("automatic: now %s %s",
+					  k->kind == KERNEL_TREE ? "the tree" : "installed",
+					  k->kind == KERNEL_TREE ? k->tree : k->version);
 	}
 	if (!boots_kernel) {
 		ui_put(ui, y++, 2, ui->cols - 4, R_NORMAL,
