@@ -518,6 +518,8 @@ on_answers(struct loop *loop, void *data)
 		load_welcome(ui, w);
 		load_catalogue(w);
 		load_history(ui, w);
+		if (w->plan.kernel.kind == KERNEL_AUTO)
+			load_kernels(ui, w); /* what automatic is now */
 		break;
 	default:
 		break;
@@ -1275,15 +1277,15 @@ draw_review(struct ui *ui, struct wizard *w, int y0, int body_h)
 	const struct backend_ops *ops = chosen_backend(w);
 	bool boots_kernel = !ops || (ops->caps & BACKEND_BOOTS_KERNEL);
 
-	if (!welcome_known(w) || !w->cat_done || !w->hist_done)
+	/* the kernel list too, when automatic: it is made again once the
+	 * configurations changed since step 2 */
+	if (!welcome_known(w) || !w->cat_done || !w->hist_done ||
+	    (w->plan.kernel.kind == KERNEL_AUTO && !w->kl_done))
 		ask(ui, w);
 	kernel = w->plan.kernel.kind == KERNEL_AUTO ? "automatic (the tree here, else installed)"
 		 : w->plan.kernel.spec		    ? w->plan.kernel.spec
 						    : "the installed one";
-	/* automatic: what it is now, as step 2 says (the list is made again
-	 * when the configurations changed since) */
-	if (w->plan.kernel.kind == KERNEL_AUTO)
-		load_kernels(ui, w);
+	/* automatic: what it is now, as step 2 says */
 	if (w->plan.kernel.kind == KERNEL_AUTO && w->kl.auto_index < w->kl.n) {
 		const struct kernel *k = &w->kl.v[w->kl.auto_index];
 
