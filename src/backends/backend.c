@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 #include "core/paths.h"
+#include "core/spawn.h"
 
-static const struct backend_ops *const all[] = { &qemu_backend, &ssh_backend, &stdio_backend,
-						 NULL };
+static const struct backend_ops *const all[] = { &qemu_backend, &libvirt_backend, &ssh_backend,
+						 &stdio_backend, NULL };
 
 static const struct arch_info arches[] = {
 	{ "x86_64", "x86_64", "ttyS0" },
@@ -175,6 +176,17 @@ lease_add_pid(struct lease *l, pid_t pid)
 }
 
 enum status
+lease_add_item(struct lease *l, const char *what)
+{
+	if (!*what || strchr(what, '\n'))
+		BUG("lease of an item '%s'", what);
+	if (!l || !l->path)
+		return OK;
+	strvec_pushf(&l->items, "item %s", what);
+	return lease_write(l);
+}
+
+enum status
 lease_add_path(struct lease *l, const char *path)
 {
 	if (!lease_path_ok(path))
@@ -231,6 +243,8 @@ leases_walk(struct strvec *out, bool reap)
 		if (ok && !reap)
 			strvec_push(out, sum.buf);
 		if (ok && reap && !alive) {
+			const struct backend_ops *ops = backend_find(lines.v[0] + 8);
+
 			for (size_t i = 2; i < lines.n; i++) {
 				long pid;
 				unsigned long long start;
@@ -242,6 +256,8 @@ leases_walk(struct strvec *out, bool reap)
 				else if (str_startswith(lines.v[i], "path ") &&
 					 lease_path_ok(lines.v[i] + 5))
 					remove_tree(lines.v[i] + 5);
+				else if (str_startswith(lines.v[i], "item ") && ops && ops->reap)
+					ops->reap(lines.v[i] + 5);
 				error_clear();
 			}
 			unlink(file);
@@ -430,6 +446,25 @@ backend_option_seconds(const char *value)
 	if (!*value || *end || !n || n > 86400)
 		return error(ERR_INVALID, "give seconds, 1 to 86400");
 	return OK;
+}
+
+enum status
+backend_make_overlay(struct loop *loop, const char *appliance, const char *overlay)
+{
+	const char *argv[] = { "qemu-img", "create", "-q",	"-f",	 "qcow2", "-F",
+			       "raw",	   "-b",     appliance, overlay, NULL };
+	struct strbuf out = STRBUF_INIT;
+	struct child_exit ex;
+	enum status rc;
+
+	rc = spawn_run(loop, argv, NULL, true, 8192, &out, &ex);
+	if (rc == OK && (!ex.exited || ex.code)) {
+		str_trim(out.buf);
+		rc = error(ERR_CHILD, "qemu-img cannot make the overlay '%s': %s", overlay,
+			   out.buf);
+	}
+	strbuf_release(&out);
+	return rc;
 }
 
 enum status

@@ -158,6 +158,8 @@ struct arch_info {
 enum status backend_option_seconds(const char *value);
 /* A sparse file of size bytes at path, which must not exist: a disk of a local backend. */
 enum status backend_make_disk(const char *path, uint64_t size);
+/* A qcow2 overlay at overlay over the raw image appliance (never written): a guest's root. */
+enum status backend_make_overlay(struct loop *loop, const char *appliance, const char *overlay);
 
 /* The architecture called name (the plan's), or this host's for NULL; NULL when unknown. */
 const struct arch_info *arch_find(const char *name);
@@ -328,6 +330,19 @@ struct backend_ops {
 	 */
 	bool (*fstests_from_appliance)(const struct plan *plan);
 
+	/*
+	 * Optional, with lease_add_item. Remove what item names (a domain left
+	 * by a killed fswb), at the next start; errors are not reported.
+	 */
+	void (*reap)(const char *item);
+
+	/*
+	 * Optional (NULL: qemu and stdio's sessions run here, others' do not).
+	 * The plan's machines are this host (a local libvirt URI): shards are
+	 * counted from its cores and memory.
+	 */
+	bool (*here)(const struct plan *plan);
+
 	/* Optional, required with BACKEND_COSTS: what the run will cost, one line; free() it. */
 	char *(*cost)(const struct plan *plan);
 };
@@ -386,6 +401,8 @@ void session_release(struct session *s);
  */
 enum status lease_add_pid(struct lease *l, pid_t pid);
 enum status lease_add_path(struct lease *l, const char *path);
+/* Something only the backend knows how to remove (a libvirt domain): one line, its reap's. */
+enum status lease_add_item(struct lease *l, const char *what);
 
 /*
  * Leases of fswb processes that are gone: remove what they hold (SIGKILL to
@@ -399,5 +416,6 @@ void backend_leases_list(struct strvec *out);
 extern const struct backend_ops qemu_backend;
 extern const struct backend_ops stdio_backend;
 extern const struct backend_ops ssh_backend;
+extern const struct backend_ops libvirt_backend;
 
 #endif

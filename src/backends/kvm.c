@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "core/paths.h"
 #include "core/spawn.h"
 #include "core/util.h"
@@ -214,4 +215,84 @@ kvm_verdict_save(const char *qemu, bool works, const char *why)
 	free(path);
 	free(key);
 	free(text);
+}
+
+/* The step that makes KVM usable, or NULL when there is none to give. */
+const char *
+kvm_fix_step(enum kvm_try k)
+{
+	switch (k) {
+	case KVM_TRY_NODEV:
+		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
+		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
+	case KVM_TRY_NOPERM:
+		return "sudo usermod -aG kvm $USER (then log out and in again)";
+	case KVM_TRY_NOVM:
+	case KVM_TRY_NOBOOT:
+		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
+		       "kvm_amd nested=1) or run on bare metal";
+	case KVM_TRY_OK:
+	case KVM_TRY_BROKEN:
+	case KVM_TRY_UNTRIED:
+		break;
+	}
+	return NULL;
+}
+
+/* Why the KVM device is not usable (kvm_try_device), or NULL when it is. */
+char *
+kvm_device_problem(char **fix)
+{
+	char *why = NULL;
+
+	enum kvm_try k = kvm_try_device(NULL, &why);
+
+	*fix = NULL;
+	if (k == KVM_TRY_OK || k == KVM_TRY_UNTRIED) {
+		free(why);
+		return NULL;
+	}
+	if (kvm_fix_step(k))
+		*fix = xstrdup(kvm_fix_step(k));
+	return why;
+}
+
+bool
+kvm_choose(struct loop *loop, const struct session_spec *spec, const char *qemu, char **warning)
+{
+	const char *accel = session_spec_opt(spec, "accel");
+	char *fix = NULL, *why;
+	int v;
+	bool ok;
+
+	if (accel && !strcmp(accel, "tcg"))
+		return false;
+	if (strcmp(spec->arch->machine, "x86_64")) {
+		*warning = xstrdup("KVM is not used for a foreign architecture: emulating "
+				   "(slower, with longer timeouts)");
+		return false;
+	}
+	why = kvm_device_problem(&fix);
+	if (why) {
+		*warning = xasprintf("KVM is not usable: %s%s%s; emulating instead (TCG: "
+				     "slower, with longer timeouts)",
+				     why, fix ? "; fix: " : "", fix ? fix : "");
+		free(why);
+		free(fix);
+		return false;
+	}
+	v = kvm_verdict(qemu, &why);
+	if (v < 0) {
+		why = NULL;
+		ok = kvm_try_boot(loop, qemu, spec->kernel, KVM_BOOT_MS, &why) == KVM_TRY_OK;
+		kvm_verdict_save(qemu, ok, why);
+		v = ok;
+	}
+	if (!v) {
+		*warning = xasprintf("KVM is not usable: %s; emulating instead (TCG: slower, "
+				     "with longer timeouts)",
+				     why ? why : "it failed before");
+		free(why);
+	}
+	return v == 1;
 }

@@ -11,6 +11,8 @@
 
 #include "core/loop.h"
 
+struct session_spec;
+
 enum kvm_try {
 	KVM_TRY_OK,	 /* opens, API 12, creates a VM */
 	KVM_TRY_NODEV,	 /* no such device */
@@ -47,5 +49,17 @@ enum kvm_try kvm_try_boot(struct loop *loop, const char *qemu, const char *kerne
 int kvm_verdict(const char *qemu, char **why);
 /* Keep a trial's verdict for this host boot (errors are ignored: it is a cache). */
 void kvm_verdict_save(const char *qemu, bool works, const char *why);
+
+/* The step that makes KVM usable after kvm_try_device said k, or NULL when there is none. */
+const char *kvm_fix_step(enum kvm_try k);
+/* Why the KVM device is not usable (kvm_try_device), or NULL when it is; *fix its step or NULL. */
+char *kvm_device_problem(char **fix);
+/*
+ * KVM or TCG for a session of spec with the QEMU binary qemu: the device,
+ * then the boot trial (made once per host boot, kept by kvm_verdict_save).
+ * accel=tcg in spec's options never tries. *warning gets why not KVM.
+ */
+bool kvm_choose(struct loop *loop, const struct session_spec *spec, const char *qemu,
+		char **warning);
 
 #endif

@@ -117,87 +117,6 @@ find_qemu(const char *opt, const struct arch_info *arch)
 	return path_which(name, NULL, NULL);
 }
 
-/* The step that makes KVM usable, or NULL when there is none to give. */
-static const char *
-kvm_fix(enum kvm_try k)
-{
-	switch (k) {
-	case KVM_TRY_NODEV:
-		return "enable virtualisation (VT-x/AMD-V) in the firmware or use a VM type with "
-		       "nested virtualisation, then: sudo modprobe kvm_intel (or kvm_amd)";
-	case KVM_TRY_NOPERM:
-		return "sudo usermod -aG kvm $USER (then log out and in again)";
-	case KVM_TRY_NOVM:
-	case KVM_TRY_NOBOOT:
-		return "enable nested virtualisation on the host (kvm_intel nested=1 or "
-		       "kvm_amd nested=1) or run on bare metal";
-	case KVM_TRY_OK:
-	case KVM_TRY_BROKEN:
-	case KVM_TRY_UNTRIED:
-		break;
-	}
-	return NULL;
-}
-
-/* Why the KVM device is not usable (kvm_try_device), or NULL when it is. */
-static char *
-kvm_device_problem(char **fix)
-{
-	char *why = NULL;
-
-	enum kvm_try k = kvm_try_device(NULL, &why);
-
-	*fix = NULL;
-	if (k == KVM_TRY_OK || k == KVM_TRY_UNTRIED) {
-		free(why);
-		return NULL;
-	}
-	if (kvm_fix(k))
-		*fix = xstrdup(kvm_fix(k));
-	return why;
-}
-
-/* Decide KVM or TCG for a session; *warning gets why not KVM. */
-static bool
-use_kvm(struct loop *loop, const struct session_spec *spec, const char *qemu, char **warning)
-{
-	const char *accel = session_spec_opt(spec, "accel");
-	char *fix = NULL, *why;
-	int v;
-	bool ok;
-
-	if (accel && !strcmp(accel, "tcg"))
-		return false;
-	if (strcmp(spec->arch->machine, "x86_64")) {
-		*warning = xstrdup("KVM is not used for a foreign architecture: emulating "
-				   "(slower, with longer timeouts)");
-		return false;
-	}
-	why = kvm_device_problem(&fix);
-	if (why) {
-		*warning = xasprintf("KVM is not usable: %s%s%s; emulating instead (TCG: "
-				     "slower, with longer timeouts)",
-				     why, fix ? "; fix: " : "", fix ? fix : "");
-		free(why);
-		free(fix);
-		return false;
-	}
-	v = kvm_verdict(qemu, &why);
-	if (v < 0) {
-		why = NULL;
-		ok = kvm_try_boot(loop, qemu, spec->kernel, KVM_TEST_MS, &why) == KVM_TRY_OK;
-		kvm_verdict_save(qemu, ok, why);
-		v = ok;
-	}
-	if (!v) {
-		*warning = xasprintf("KVM is not usable: %s; emulating instead (TCG: slower, "
-				     "with longer timeouts)",
-				     why ? why : "it failed before");
-		free(why);
-	}
-	return v == 1;
-}
-
 static enum status
 qemu_probe(const struct plan *plan, struct backend_probe *out)
 {
@@ -366,25 +285,6 @@ out:
 	return rc;
 }
 
-static enum status
-make_overlay(struct loop *loop, const char *appliance, const char *overlay)
-{
-	const char *argv[] = { "qemu-img", "create", "-q",	"-f",	 "qcow2", "-F",
-			       "raw",	   "-b",     appliance, overlay, NULL };
-	struct strbuf out = STRBUF_INIT;
-	struct child_exit ex;
-	enum status rc;
-
-	rc = spawn_run(loop, argv, NULL, true, 8192, &out, &ex);
-	if (rc == OK && (!ex.exited || ex.code)) {
-		str_trim(out.buf);
-		rc = error(ERR_CHILD, "qemu-img cannot make the overlay '%s': %s", overlay,
-			   out.buf);
-	}
-	strbuf_release(&out);
-	return rc;
-}
-
 static void
 close_fd(int *fd)
 {
@@ -466,7 +366,7 @@ qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
 	if (rc != OK)
 		goto fail;
 	q->workdir = xstrdup(spec->workdir);
-	q->kvm = use_kvm(loop, spec, qemu, &q->notice);
+	q->kvm = kvm_choose(loop, spec, qemu, &q->notice);
 	if (session_spec_opt(spec, "qemu")) {
 		/* a program named on the command line: said, never silent */
 		char *n = xasprintf("running QEMU from '%s' (-o qemu=PATH)%s%s", qemu,
@@ -478,7 +378,7 @@ qemu_start(struct loop *loop, void *run, const struct session_spec *spec,
 	q->silence = session_spec_seconds(spec, "silence", 0);
 
 	overlay = path_join(q->workdir, "root.qcow2");
-	rc = make_overlay(loop, spec->appliance, overlay);
+	rc = backend_make_overlay(loop, spec->appliance, overlay);
 	if (rc != OK)
 		goto fail;
 	rc = make_fifo_pair(q->workdir, "con", &q->con_rd, &q->con_wr, &dummy, &q->dummy_rd);
@@ -758,7 +658,7 @@ qemu_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backe
 		out->detail = xasprintf("no KVM: guests run under emulation (TCG), several times "
 					"slower: %s",
 					why);
-		out->fix = kvm_fix(k) ? xstrdup(kvm_fix(k)) : NULL;
+		out->fix = kvm_fix_step(k) ? xstrdup(kvm_fix_step(k)) : NULL;
 	}
 	free(why);
 	free(qemu);

@@ -17,8 +17,10 @@ host_size_read(struct host_size *out)
 
 /* Guests on this host: the backends whose sessions run here. */
 static bool
-local_backend(const struct backend_ops *ops)
+local_backend(const struct backend_ops *ops, const struct plan *plan)
 {
+	if (ops->here)
+		return ops->here(plan);
 	return !strcmp(ops->name, "qemu") || !strcmp(ops->name, "stdio");
 }
 
@@ -98,7 +100,7 @@ shards_guest_fits(const struct plan *plan, const struct backend_ops *ops,
 {
 	char each[32], has[32], keep[32], most[32], least[32];
 
-	if (!ops || !local_backend(ops))
+	if (!ops || !local_backend(ops, plan))
 		return OK;
 	if (plan->cpus > host->cores && host->cores == 1)
 		return error(ERR_INVALID,
@@ -149,7 +151,7 @@ shards_choose(const struct plan *plan, const struct backend_ops *ops, const stru
 		n = cap(plan->shards, units, &tail);
 		head(&sb, n);
 		strbuf_addf(&sb, " (--shards %u%s)", plan->shards, tail.buf);
-	} else if (!local_backend(ops)) {
+	} else if (!local_backend(ops, plan)) {
 		n = 1;
 		strbuf_addf(&sb,
 			    "1 guest: the %s backend's machines are not on this host and fswb "

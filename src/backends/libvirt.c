@@ -1,0 +1,1299 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The libvirt backend: the qemu backend's guest as a transient libvirt
+ * domain, through libvirt's C API (no virsh), so that it shows in virsh and
+ * virt-manager and runs under the daemon a host already has.
+ *
+ * URIs (-o uri=URI[,URI...], default qemu:///system): qemu:///system and
+ * qemu:///session (a daemon's socket; ?socket=PATH names another), and
+ * qemu:///embed?root=DIR (libvirt's QEMU driver inside fswb's worker, no
+ * daemon). Several URIs are several machines: one session runs on each.
+ * Only this host's daemons for now: the session's files (the overlay of the
+ * appliance, the disks) are made here and named in the domain's XML.
+ *
+ * The domain is the qemu backend's guest: direct kernel boot, the appliance
+ * through a per-session qcow2 overlay, virtio disks, a virtio-serial channel
+ * org.fswb.ctl for the agent, a pty serial console for the kernel log, ACPI,
+ * on_poweroff/reboot/crash=destroy (the kernel panics with panic=-1: the
+ * domain ends as QEMU does with -no-reboot). It is created paused with
+ * VIR_DOMAIN_START_AUTODESTROY (gone when the connection closes, even when
+ * the worker is killed), its console and channel are opened as virStreams,
+ * then it is resumed: no early byte is lost. type='kvm' only when KVM
+ * really runs a guest here (kvm.h: libvirt advertises kvm whenever /dev/kvm
+ * exists), else type='qemu' with the emulator's longer limits.
+ *
+ * The connection lives in a worker process (spawn's fn mode) with libvirt's
+ * default event implementation driven by its own loop; its stdin/stdout
+ * are the agent's channel, one more pipe carries the console, and its last
+ * stderr line says why it ended (agentpipe.h). Lifecycle events end it: a
+ * power-off is a clean end, a domain destroyed from outside, a crash, a
+ * QEMU failure or a pause on an I/O error (a full disk) say so.
+ *
+ * Leases: the session's directory, and the domain ("domain URI NAME"); the
+ * next start destroys a domain a killed fswb left (an embedded driver's
+ * domain outlives its process: its QEMU is killed by the pid file).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/agentpipe.h"
+#include "backends/backend.h"
+#include "backends/kvm.h"
+#include "backends/libvirt_int.h"
+#include "core/paths.h"
+#include "core/spawn.h"
+
+#define URI_DEFAULT "qemu:///system"
+#define SILENCE_KVM 90
+#define SILENCE_TCG 300
+#define BOOT_KVM    120 /* seconds from start to the agent's HELLO */
+#define BOOT_TCG    300
+#define CHUNK	    65536
+#define INQ_MAX	    (1u << 20)
+#define NAME_MAX_   48
+#define DISKS_MAX   25		   /* vdb..vdz */
+#define CTL_PORT    "org.fswb.ctl" /* the agent's channel (agent_proto.h) */
+
+/* The worker's exit codes: how the domain ended, for release. */
+enum {
+	WK_GONE = 0,	/* the domain is gone (powered off, or stopped by the worker) */
+	WK_FAILED = 10, /* it is gone, or never was: the last stderr line says why */
+	WK_LEFT = 11,	/* it may still exist (the connection broke): release destroys it */
+};
+
+/* ---- URIs ----------------------------------------------------------------------- */
+
+void
+lv_uri_release(struct lv_uri *u)
+{
+	free(u->driver);
+	free(u->host);
+	free(u->path);
+	free(u->root);
+	memset(u, 0, sizeof(*u));
+}
+
+static bool
+uri_chars_ok(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == ',' || *p == '\'' || *p == '"' || *p == '\\')
+			return false;
+	return true;
+}
+
+enum status
+lv_uri_parse(const char *uri, struct lv_uri *out)
+{
+	const char *p = strstr(uri, "://"), *slash, *q;
+	enum status rc = OK;
+
+	memset(out, 0, sizeof(*out));
+	if (!*uri || !uri_chars_ok(uri))
+		return error(ERR_INVALID, "a libvirt URI has no spaces, quotes, commas or control "
+					  "characters: qemu:///system, qemu:///session or "
+					  "qemu:///embed?root=DIR");
+	if (!p || p == uri)
+		return error(ERR_INVALID,
+			     "'%s' is not a libvirt URI: give qemu:///system, "
+			     "qemu:///session or qemu:///embed?root=DIR",
+			     uri);
+	out->driver = xstrndup(uri, (size_t)(p - uri));
+	p += 3;
+	slash = strchr(p, '/');
+	if (!slash) {
+		rc = error(ERR_INVALID, "'%s' has no path: qemu:///system, not qemu://system", uri);
+		goto fail;
+	}
+	if (slash > p)
+		out->host = xstrndup(p, (size_t)(slash - p));
+	q = strchr(slash, '?');
+	out->path = q ? xstrndup(slash, (size_t)(q - slash)) : xstrdup(slash);
+	if (strcmp(out->driver, "qemu") && !str_startswith(out->driver, "qemu+")) {
+		rc = error(ERR_INVALID,
+			   "'%s': fswb's libvirt backend runs QEMU guests: the URI starts with "
+			   "qemu:// (qemu:///system, qemu:///session, qemu:///embed?root=DIR)",
+			   uri);
+		goto fail;
+	}
+	if (out->host || strcmp(out->driver, "qemu")) {
+		rc = error(ERR_UNSUPPORTED,
+			   "'%s': remote libvirt hosts are not supported yet; run fswb on that "
+			   "host with qemu:///system, or use the ssh backend",
+			   uri);
+		goto fail;
+	}
+	if (strcmp(out->path, "/system") && strcmp(out->path, "/session") &&
+	    strcmp(out->path, "/embed")) {
+		rc = error(ERR_INVALID, "'%s': the path is /system, /session or /embed", uri);
+		goto fail;
+	}
+	/* the query: socket=PATH for a daemon's, root=DIR for embed; nothing else */
+	for (const char *k = q ? q + 1 : NULL; k && *k;) {
+		const char *amp = strchr(k, '&'), *end = amp ? amp : k + strlen(k);
+		bool is_root = !strncmp(k, "root=", 5), is_sock = !strncmp(k, "socket=", 7);
+		const char *v = k + (is_root ? 5 : 7);
+
+		if ((!is_root && !is_sock) || (is_root != !strcmp(out->path, "/embed"))) {
+			rc = error(ERR_INVALID,
+				   "'%s': fswb takes only root=DIR (with qemu:///embed) or "
+				   "socket=PATH (with /system or /session) after the '?'",
+				   uri);
+			goto fail;
+		}
+		if (v >= end || *v != '/' || strstr(v, "/../") ||
+		    memchr(v, '%', (size_t)(end - v))) {
+			rc = error(ERR_INVALID, "'%s': %s must be an absolute path", uri,
+				   is_root ? "root" : "socket");
+			goto fail;
+		}
+		if (is_root) {
+			free(out->root);
+			out->root = xstrndup(v, (size_t)(end - v));
+		}
+		k = amp ? amp + 1 : NULL;
+	}
+	if (!strcmp(out->path, "/embed") && !out->root) {
+		rc = error(ERR_INVALID,
+			   "'%s': an embedded driver needs its directory: qemu:///embed?root=DIR",
+			   uri);
+		goto fail;
+	}
+	return OK;
+fail:
+	lv_uri_release(out);
+	return rc;
+}
+
+/* The plan's or session's URIs, split; an error when one is bad. */
+static enum status
+uri_list(const char *value, struct strvec *out)
+{
+	strvec_split(out, value ? value : URI_DEFAULT, ",");
+	if (!out->n)
+		return error(ERR_INVALID, "no URI given: qemu:///system, qemu:///session or "
+					  "qemu:///embed?root=DIR");
+	for (size_t i = 0; i < out->n; i++) {
+		struct lv_uri u;
+		enum status rc = lv_uri_parse(out->v[i], &u);
+
+		if (rc != OK)
+			return rc;
+		lv_uri_release(&u);
+	}
+	return OK;
+}
+
+static enum status
+uri_check(const char *value)
+{
+	struct strvec v = STRVEC_INIT;
+	enum status rc = uri_list(value, &v);
+
+	strvec_clear(&v);
+	return rc;
+}
+
+/* ---- the domain's XML ----------------------------------------------------------- */
+
+static void
+add_xml(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&':
+			strbuf_adds(sb, "&amp;");
+			break;
+		case '<':
+			strbuf_adds(sb, "&lt;");
+			break;
+		case '>':
+			strbuf_adds(sb, "&gt;");
+			break;
+		case '\'':
+			strbuf_adds(sb, "&apos;");
+			break;
+		case '"':
+			strbuf_adds(sb, "&quot;");
+			break;
+		default:
+			strbuf_addch(sb, *s);
+		}
+	}
+}
+
+/* <tag>escaped value</tag> on a line of its own. */
+static void
+add_elem(struct strbuf *sb, const char *indent, const char *tag, const char *value)
+{
+	strbuf_addf(sb, "%s<%s>", indent, tag);
+	add_xml(sb, value);
+	strbuf_addf(sb, "</%s>\n", tag);
+}
+
+static void
+add_disk(struct strbuf *sb, const char *file, const char *format, char dev)
+{
+	strbuf_addf(sb,
+		    "    <disk type='file' device='disk'>\n"
+		    "      <driver name='qemu' type='%s' cache='unsafe'/>\n"
+		    "      <source file='",
+		    format);
+	add_xml(sb, file);
+	strbuf_addf(sb,
+		    "'/>\n"
+		    "      <target dev='vd%c' bus='virtio'/>\n"
+		    "    </disk>\n",
+		    dev);
+}
+
+char *
+lv_domain_xml(const struct lv_domain *d)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (d->ndisks > DISKS_MAX)
+		BUG("%zu disks for a domain", d->ndisks);
+	strbuf_addf(&sb, "<domain type='%s'>\n", d->kvm ? "kvm" : "qemu");
+	add_elem(&sb, "  ", "name", d->name);
+	strbuf_addf(&sb, "  <memory unit='KiB'>%llu</memory>\n  <vcpu>%u</vcpu>\n",
+		    (unsigned long long)(d->mem >> 10), d->cpus ? d->cpus : 1);
+	strbuf_adds(&sb, "  <os>\n    <type arch='");
+	add_xml(&sb, d->machine);
+	strbuf_adds(&sb, "'>hvm</type>\n");
+	add_elem(&sb, "    ", "kernel", d->kernel);
+	if (d->initrd)
+		add_elem(&sb, "    ", "initrd", d->initrd);
+	add_elem(&sb, "    ", "cmdline", d->cmdline);
+	strbuf_addf(&sb,
+		    "  </os>\n"
+		    "  <features><acpi/></features>\n"
+		    "  <cpu mode='%s'/>\n"
+		    "  <clock offset='utc'/>\n"
+		    "  <on_poweroff>destroy</on_poweroff>\n"
+		    "  <on_reboot>destroy</on_reboot>\n"
+		    "  <on_crash>destroy</on_crash>\n"
+		    "  <devices>\n",
+		    d->kvm ? "host-passthrough" : "maximum");
+	add_disk(&sb, d->root, "qcow2", 'a');
+	for (size_t i = 0; i < d->ndisks; i++)
+		add_disk(&sb, d->disks[i], "raw", (char)('b' + i));
+	strbuf_adds(&sb, "    <controller type='usb' model='none'/>\n"
+			 "    <serial type='pty'><target port='0'/></serial>\n"
+			 "    <console type='pty'><target type='serial' port='0'/></console>\n"
+			 "    <channel type='unix'>\n"
+			 "      <source mode='bind'/>\n"
+			 "      <target type='virtio' name='" CTL_PORT "'/>\n"
+			 "    </channel>\n"
+			 "    <rng model='virtio'><backend model='random'>/dev/urandom</backend>"
+			 "</rng>\n"
+			 "    <memballoon model='none'/>\n"
+			 "  </devices>\n"
+			 "</domain>\n");
+	return strbuf_detach(&sb);
+}
+
+char *
+lv_domain_name(const char *name, long pid, unsigned serial)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char tail[48];
+
+	snprintf(tail, sizeof(tail), "-%ld-%u", pid, serial);
+	strbuf_adds(&sb, "fswb-");
+	for (const char *p = name; *p && sb.len + strlen(tail) < NAME_MAX_; p++)
+		strbuf_addch(&sb, (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+						  (*p >= '0' && *p <= '9') || *p == '.' || *p == '_'
+					  ? *p
+					  : '-');
+	strbuf_adds(&sb, tail);
+	return strbuf_detach(&sb);
+}
+
+int
+lv_event_verdict(int event, int detail, const char **why)
+{
+	*why = NULL;
+	switch (event) {
+	case VIR_DOMAIN_EVENT_STOPPED:
+		switch (detail) {
+		case VIR_DOMAIN_EVENT_STOPPED_SHUTDOWN:
+			return 1;
+		case VIR_DOMAIN_EVENT_STOPPED_DESTROYED:
+			*why = "the domain was destroyed outside fswb (virsh destroy?)";
+			return 2;
+		case VIR_DOMAIN_EVENT_STOPPED_CRASHED:
+			*why = "the guest crashed";
+			return 2;
+		case VIR_DOMAIN_EVENT_STOPPED_FAILED:
+			*why = "QEMU failed: libvirt's log of the domain says why "
+			       "(/var/log/libvirt/qemu/NAME.log for qemu:///system)";
+			return 2;
+		default:
+			*why = "the domain was saved or migrated away outside fswb";
+			return 2;
+		}
+	case VIR_DOMAIN_EVENT_SUSPENDED:
+		if (detail == VIR_DOMAIN_EVENT_SUSPENDED_IOERROR) {
+			*why = "the domain paused on an I/O error on one of its disks: is the "
+			       "disk that holds fswb's data full?";
+			return 2;
+		}
+		return 0; /* a pause: the worker's tick decides (fswb starts it paused) */
+	default:
+		return 0;
+	}
+}
+
+/* ---- libvirt's errors, in newcomer words ------------------------------------------ */
+
+static void
+quiet(void *data, virErrorPtr e)
+{
+}
+
+/* The first directory above path that others cannot search, with its mode; or NULL. */
+static char *
+closed_dir(const char *path)
+{
+	char *p = xstrdup(path), *s;
+	char *found = NULL;
+	struct stat st;
+
+	for (s = strchr(p + 1, '/'); s && !found; s = strchr(s + 1, '/')) {
+		*s = 0;
+		if (!stat(p, &st) && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH))
+			found = xasprintf("%s (mode %04o)", p, (unsigned)(st.st_mode & 07777));
+		*s = '/';
+	}
+	free(p);
+	return found;
+}
+
+/*
+ * What libvirt said (its last error), turned into what to do when it is a
+ * known case: no daemon, no permission on its socket, QEMU unable to read a
+ * file, virtlogd missing, a QEMU or KVM missing.
+ */
+static char *
+lv_explain(const char *uri, const char *doing)
+{
+	virErrorPtr e = virGetLastError();
+	const char *msg = e && e->message ? e->message : "no reason given";
+	char *clean = term_clean(msg), *out, *dir = NULL;
+
+	if (strstr(msg, "Failed to parse user")) {
+		out = xasprintf("%s: %s: libvirt's QEMU driver wants the user its package makes "
+				"(Debian: apt-get install libvirt-daemon-system)",
+				doing, clean);
+	} else if (strstr(msg, "virtlogd")) {
+		out = xasprintf("%s: libvirt's log daemon virtlogd is not running (%s); start it "
+				"(sudo systemctl start virtlogd, or virtlogd -d)",
+				doing, clean);
+	} else if (strstr(msg, "Failed to connect socket") && strstr(msg, "No such file")) {
+		out = xasprintf("%s: libvirt's daemon is not running at %s (%s); start it (sudo "
+				"systemctl start libvirtd, or libvirtd -d, with virtlogd -d), or "
+				"use -o uri=qemu:///embed?root=DIR, which needs none",
+				doing, uri, clean);
+	} else if (strstr(msg, "Failed to connect socket") && strstr(msg, "ermission")) {
+		out = xasprintf("%s: no permission on libvirt's socket for %s (%s); join the "
+				"group that owns it (sudo usermod -aG libvirt $USER, then log in "
+				"again) or use qemu:///session",
+				doing, uri, clean);
+	} else if (strstr(msg, "Permission denied") || strstr(msg, "ermission denied")) {
+		const char *q = strchr(msg, '\'');
+		char *file = q ? xstrdup(q + 1) : NULL;
+
+		if (file && strchr(file, '\''))
+			*strchr(file, '\'') = 0;
+		dir = file && *file == '/' ? closed_dir(file) : NULL;
+		out = xasprintf("%s: libvirt's QEMU cannot read fswb's files (%s); it runs as the "
+				"user qemu.conf names (libvirt-qemu on Debian)%s%s: use "
+				"qemu:///session or qemu:///embed?root=DIR (QEMU runs as you), or "
+				"set FSWB_DATA_DIR and FSWB_CACHE_DIR under a directory that user "
+				"can search",
+				doing, clean, dir ? ", and cannot search " : "", dir ? dir : "");
+		free(file);
+	} else if (strstr(msg, "no supported architecture") || strstr(msg, "Cannot find") ||
+		   strstr(msg, "emulator")) {
+		out = xasprintf("%s: %s; install QEMU on the host (Debian: apt-get install "
+				"qemu-system-x86)",
+				doing, clean);
+	} else {
+		out = xasprintf("%s: %s", doing, clean);
+	}
+	free(clean);
+	free(dir);
+	return out;
+}
+
+/* ---- the worker -------------------------------------------------------------------- */
+
+struct lv_session {
+	struct agent_pipe pipe;
+	struct session_callbacks cb;
+	void *data;
+	int con[2];
+	char *uri, *name, *xml, *workdir, *notice, *item;
+	struct lv_uri u;
+	bool kvm;
+	unsigned silence;
+	size_t ndisks;
+};
+
+struct wk {
+	const struct lv_session *s;
+	virConnectPtr conn;
+	virDomainPtr dom;
+	virStreamPtr con_st, ctl_st;
+	int in_watch, tick;
+	int paused; /* ticks paused for, from 1 */
+	bool in_open, con_open, ctl_open, done, stopped;
+	struct strbuf inq;
+	int code;
+	uint64_t done_at;
+};
+
+static volatile sig_atomic_t worker_stop;
+
+static void
+on_term(int sig)
+{
+	worker_stop = 1;
+}
+
+static bool
+write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+static void
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static void
+finish(struct wk *w, int code, const char *why)
+{
+	if (w->done)
+		return;
+	if (why)
+		say("%s", why);
+	w->done = true;
+	w->code = code;
+}
+
+static void
+update_streams(struct wk *w)
+{
+	if (w->ctl_open)
+		virStreamEventUpdateCallback(w->ctl_st,
+					     VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR |
+						     VIR_STREAM_EVENT_HANGUP |
+						     (w->inq.len ? VIR_STREAM_EVENT_WRITABLE : 0));
+	if (w->in_watch >= 0)
+		virEventUpdateHandle(w->in_watch, w->in_open && w->inq.len < INQ_MAX
+							  ? VIR_EVENT_HANDLE_READABLE
+							  : 0);
+}
+
+static void
+flush_in(struct wk *w)
+{
+	while (w->inq.len && w->ctl_open) {
+		int n = virStreamSend(w->ctl_st, w->inq.buf, w->inq.len);
+
+		if (n == -2)
+			break;
+		if (n < 0) {
+			w->ctl_open = false;
+			break;
+		}
+		strbuf_drop_front(&w->inq, (size_t)n);
+	}
+	update_streams(w);
+}
+
+static void
+on_stream(virStreamPtr st, int events, void *opaque)
+{
+	struct wk *w = opaque;
+	bool is_ctl = st == w->ctl_st;
+	bool *open = is_ctl ? &w->ctl_open : &w->con_open;
+	char buf[CHUNK];
+	int n;
+
+	if (!*open)
+		return;
+	if (is_ctl && (events & VIR_STREAM_EVENT_WRITABLE))
+		flush_in(w);
+	while ((n = virStreamRecv(st, buf, sizeof(buf))) > 0)
+		write_all(is_ctl ? 1 : w->s->con[1], buf, (size_t)n);
+	if (n == 0 || n == -1 ||
+	    (n == -2 && (events & (VIR_STREAM_EVENT_ERROR | VIR_STREAM_EVENT_HANGUP)))) {
+		/* the domain's end: its lifecycle event says how */
+		*open = false;
+		virStreamEventRemoveCallback(st);
+		if (!w->done_at)
+			w->done_at = 1;
+	}
+}
+
+static void
+on_stdin(int watch, int fd, int events, void *opaque)
+{
+	struct wk *w = opaque;
+	char buf[CHUNK];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n > 0) {
+		strbuf_add(&w->inq, buf, (size_t)n);
+		flush_in(w);
+	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+		w->in_open = false; /* fswb is done with the agent */
+		update_streams(w);
+	}
+}
+
+static int
+on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
+{
+	struct wk *w = opaque;
+	const char *why;
+	int v;
+
+	if (strcmp(virDomainGetName(dom), w->s->name))
+		return 0;
+	if (event == VIR_DOMAIN_EVENT_SUSPENDED)
+		w->paused = 1;
+	else if (event == VIR_DOMAIN_EVENT_RESUMED)
+		w->paused = 0;
+	v = lv_event_verdict(event, detail, &why);
+	if (v == 1) {
+		w->stopped = true;
+		finish(w, WK_GONE, NULL);
+	} else if (v == 2) {
+		if (event == VIR_DOMAIN_EVENT_STOPPED)
+			w->stopped = true;
+		finish(w, WK_FAILED, why);
+	}
+	return 0;
+}
+
+static void
+on_close(virConnectPtr conn, int reason, void *opaque)
+{
+	struct wk *w = opaque;
+	char *why = xasprintf("the connection to libvirt at %s broke%s", w->s->uri,
+			      reason == VIR_CONNECT_CLOSE_REASON_KEEPALIVE
+				      ? ": the host stopped answering"
+				      : " (was libvirtd restarted?)");
+
+	finish(w, WK_LEFT, why);
+	free(why);
+}
+
+static void
+on_tick(int timer, void *opaque)
+{
+	struct wk *w = opaque;
+
+	if (worker_stop)
+		finish(w, WK_FAILED, "the guest was stopped");
+	/* paused for 5 s after fswb resumed it: by someone else */
+	if (w->paused && ++w->paused > 25)
+		finish(w, WK_FAILED,
+		       "the domain was paused outside fswb (virsh suspend?): fswb stopped it");
+	/* both streams ended without a lifecycle event: give it 2 s, then look */
+	if (!w->done && w->done_at && ++w->done_at > 10) {
+		int st = 0;
+
+		if (virDomainGetState(w->dom, &st, NULL, 0) < 0 || st == VIR_DOMAIN_SHUTOFF) {
+			w->stopped = true;
+			finish(w, WK_GONE, NULL);
+		}
+	}
+}
+
+static int
+worker(void *arg)
+{
+	const struct lv_session *s = arg;
+	struct wk w = { .s = s, .in_watch = -1, .tick = -1, .in_open = true, .code = WK_FAILED };
+	struct sigaction sa = { 0 };
+	char *why;
+
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	close(s->con[0]);
+	strbuf_init(&w.inq);
+	virSetErrorFunc(NULL, quiet);
+	if (virEventRegisterDefaultImpl() < 0) {
+		say("libvirt's event loop cannot start");
+		return WK_FAILED;
+	}
+	w.conn = virConnectOpen(s->uri);
+	if (!w.conn) {
+		why = lv_explain(s->uri, "cannot connect to libvirt");
+		say("%s", why);
+		free(why);
+		return WK_FAILED;
+	}
+	virConnectRegisterCloseCallback(w.conn, on_close, &w, NULL);
+	if (s->u.host)
+		virConnectSetKeepAlive(w.conn, 5, 6);
+	virConnectDomainEventRegisterAny(w.conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+					 VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), &w, NULL);
+	/* an embedded driver has no autodestroy: its domain dies with the worker's release */
+	w.dom = virDomainCreateXML(w.conn, s->xml,
+				   VIR_DOMAIN_START_PAUSED |
+					   (s->u.root ? 0 : VIR_DOMAIN_START_AUTODESTROY));
+	if (!w.dom) {
+		why = lv_explain(s->uri, "libvirt cannot start the guest");
+		say("%s", why);
+		free(why);
+		goto out;
+	}
+	w.con_st = virStreamNew(w.conn, VIR_STREAM_NONBLOCK);
+	w.ctl_st = virStreamNew(w.conn, VIR_STREAM_NONBLOCK);
+	if (!w.con_st || !w.ctl_st ||
+	    virDomainOpenConsole(w.dom, NULL, w.con_st, VIR_DOMAIN_CONSOLE_FORCE) < 0) {
+		why = lv_explain(s->uri, "cannot open the guest's serial console");
+		say("%s", why);
+		free(why);
+		goto out;
+	}
+	w.con_open = true;
+	if (virDomainOpenChannel(w.dom, CTL_PORT, w.ctl_st, VIR_DOMAIN_CHANNEL_FORCE) < 0) {
+		why = lv_explain(s->uri, "cannot open the guest's channel " CTL_PORT);
+		say("%s", why);
+		free(why);
+		goto out;
+	}
+	w.ctl_open = true;
+	virStreamEventAddCallback(w.con_st,
+				  VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR |
+					  VIR_STREAM_EVENT_HANGUP,
+				  on_stream, &w, NULL);
+	virStreamEventAddCallback(w.ctl_st,
+				  VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR |
+					  VIR_STREAM_EVENT_HANGUP,
+				  on_stream, &w, NULL);
+	fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
+	w.in_watch = virEventAddHandle(0, VIR_EVENT_HANDLE_READABLE, on_stdin, &w, NULL);
+	w.tick = virEventAddTimeout(200, on_tick, &w, NULL);
+	if (virDomainResume(w.dom) < 0) {
+		why = lv_explain(s->uri, "libvirt cannot resume the guest");
+		say("%s", why);
+		free(why);
+		goto out;
+	}
+	while (!w.done)
+		if (virEventRunDefaultImpl() < 0)
+			finish(&w, WK_LEFT, "libvirt's event loop failed");
+	/* what the streams still hold */
+	if (w.ctl_open)
+		on_stream(w.ctl_st, VIR_STREAM_EVENT_READABLE, &w);
+	if (w.con_open)
+		on_stream(w.con_st, VIR_STREAM_EVENT_READABLE, &w);
+out:
+	if (w.dom && !w.stopped && w.code != WK_LEFT) {
+		if (virDomainDestroy(w.dom) < 0 && w.code == WK_GONE)
+			w.code = WK_LEFT;
+	}
+	if (w.con_st) {
+		if (w.con_open)
+			virStreamEventRemoveCallback(w.con_st);
+		virStreamAbort(w.con_st);
+		virStreamFree(w.con_st);
+	}
+	if (w.ctl_st) {
+		if (w.ctl_open)
+			virStreamEventRemoveCallback(w.ctl_st);
+		virStreamAbort(w.ctl_st);
+		virStreamFree(w.ctl_st);
+	}
+	if (w.dom)
+		virDomainFree(w.dom);
+	virConnectClose(w.conn);
+	strbuf_release(&w.inq);
+	return w.code;
+}
+
+/* ---- leases ---------------------------------------------------------------------- */
+
+/*
+ * An embedded driver's domain has no daemon to ask once its process is
+ * gone: its QEMU is found by the pid file the driver keeps under the root
+ * and killed when its command line names the domain.
+ */
+static void
+kill_embedded(const char *root, const char *name)
+{
+	char *pidfile = xasprintf("%s/run/qemu/%s.pid", root, name), *text = NULL;
+	char *cmdfile = NULL, *cmd = NULL, *guest = xasprintf("guest=%s,", name);
+	size_t len = 0;
+	long pid;
+
+	if (read_file(pidfile, 64, &text, &len) == OK && (pid = strtol(text, NULL, 10)) > 1) {
+		cmdfile = xasprintf("/proc/%ld/cmdline", pid);
+		if (read_file(cmdfile, 1u << 16, &cmd, &len) == OK &&
+		    memmem(cmd, len, guest, strlen(guest)))
+			kill((pid_t)pid, SIGKILL);
+	}
+	error_clear();
+	unlink(pidfile);
+	free(pidfile);
+	free(cmdfile);
+	free(text);
+	free(cmd);
+	free(guest);
+}
+
+/* "domain URI NAME": destroy the domain NAME at URI when it is there. */
+static void
+lv_reap(const char *item)
+{
+	struct strvec v = STRVEC_INIT;
+	struct lv_uri u;
+
+	strvec_split(&v, item, " ");
+	if (v.n == 3 && !strcmp(v.v[0], "domain") && lv_uri_parse(v.v[1], &u) == OK) {
+		if (u.root) {
+			kill_embedded(u.root, v.v[2]);
+		} else {
+			virConnectPtr c;
+			virDomainPtr d;
+
+			virSetErrorFunc(NULL, quiet);
+			c = virConnectOpen(v.v[1]);
+			d = c ? virDomainLookupByName(c, v.v[2]) : NULL;
+			if (d) {
+				virDomainDestroy(d);
+				virDomainFree(d);
+			}
+			if (c)
+				virConnectClose(c);
+		}
+		lv_uri_release(&u);
+	}
+	error_clear();
+	strvec_clear(&v);
+}
+
+/* ---- the session ------------------------------------------------------------------ */
+
+static void
+on_agent_bytes(void *data, const char *buf, size_t len)
+{
+	struct lv_session *s = data;
+
+	s->cb.on_control(s->data, buf, len);
+}
+
+static void
+on_console_bytes(void *data, const char *buf, size_t len)
+{
+	struct lv_session *s = data;
+
+	s->cb.on_console(s->data, buf, len);
+}
+
+static void
+on_gone(void *data, enum status code, const char *why)
+{
+	struct lv_session *s = data;
+
+	s->cb.on_exit(s->data, code, why);
+}
+
+static void
+lv_release(void *priv)
+{
+	struct lv_session *s = priv;
+	struct child *c = s->pipe.child;
+	/* the worker said the domain is gone (or never was): else destroy it here */
+	bool gone = c && !c->running && c->exit.exited &&
+		    (c->exit.code == WK_GONE || c->exit.code == WK_FAILED);
+	bool started = c != NULL;
+
+	agent_pipe_release(&s->pipe);
+	if (started && !gone && s->item)
+		lv_reap(s->item);
+	if (s->con[1] >= 0)
+		close(s->con[1]);
+	if (s->workdir && remove_tree(s->workdir) != OK)
+		error_clear();
+	lv_uri_release(&s->u);
+	free(s->uri);
+	free(s->name);
+	free(s->xml);
+	free(s->workdir);
+	free(s->notice);
+	free(s->item);
+	free(s);
+}
+
+/*
+ * An embedded driver's directory, made when missing, with its qemu.conf:
+ * unless the user wrote one, QEMU runs as the user running fswb and its
+ * output goes to a file (no virtlogd runs for an embedded driver).
+ */
+static enum status
+embed_root(const char *root)
+{
+	char *etc = path_join(root, "etc"), *conf = path_join(etc, "qemu.conf"), *text;
+	enum status rc = mkdir_p(etc, 0700);
+
+	if (rc == OK && access(conf, F_OK)) {
+		text = xasprintf("# made by fswb: QEMU runs as the user who runs fswb, and its\n"
+				 "# output goes to a file (no virtlogd: the driver has no daemon)\n"
+				 "user = \"+%u\"\ngroup = \"+%u\"\nstdio_handler = \"file\"\n",
+				 (unsigned)getuid(), (unsigned)getgid());
+		rc = write_file_atomic(conf, text, strlen(text), 0600);
+		free(text);
+	}
+	free(etc);
+	free(conf);
+	return rc;
+}
+
+static enum status
+lv_start(struct loop *loop, void *run, const struct session_spec *spec,
+	 const struct session_callbacks *cb, void *data, struct lease *lease, void **priv)
+{
+	static unsigned serial;
+	struct lv_session *s = xcalloc(1, sizeof(*s));
+	struct spawn_opts o = SPAWN_OPTS_INIT;
+	struct strvec uris = STRVEC_INIT, disks = STRVEC_INIT;
+	struct lv_domain d = { 0 };
+	char *overlay = NULL, *cmdline = NULL, *qemu = NULL;
+	enum status rc;
+
+	static const struct session_callbacks mine = { on_agent_bytes, on_console_bytes, NULL,
+						       on_gone };
+
+	s->cb = *cb;
+	s->data = data;
+	s->con[0] = s->con[1] = -1;
+	agent_pipe_init(&s->pipe, loop, &mine, s);
+	s->pipe.why_from_err = true;
+	if (!spec->kernel || !spec->appliance)
+		BUG("libvirt session without a kernel or an appliance");
+	if (spec->ndisks > DISKS_MAX)
+		BUG("%zu disks for a libvirt session", spec->ndisks);
+	rc = uri_list(session_spec_opt(spec, "uri"), &uris);
+	if (rc != OK)
+		goto fail;
+	s->uri = xstrdup(uris.v[spec->slot % uris.n]);
+	rc = lv_uri_parse(s->uri, &s->u);
+	if (rc != OK)
+		goto fail;
+	s->name = lv_domain_name(spec->name, (long)getpid(), ++serial);
+	s->silence = session_spec_seconds(spec, "silence", 0);
+	s->ndisks = spec->ndisks;
+	if (s->u.root) {
+		/* an embedded driver's directory is one process's: one for each shard */
+		char *uri = xasprintf("qemu:///embed?root=%s/shard%u", s->u.root, spec->slot + 1);
+
+		free(s->uri);
+		s->uri = uri;
+		lv_uri_release(&s->u);
+		rc = lv_uri_parse(s->uri, &s->u);
+		if (rc == OK)
+			rc = embed_root(s->u.root);
+		if (rc != OK)
+			goto fail;
+	}
+	rc = lease_add_path(lease, spec->workdir);
+	if (rc == OK)
+		rc = mkdir_p(spec->workdir, 0711);
+	if (rc != OK)
+		goto fail;
+	s->workdir = xstrdup(spec->workdir);
+	qemu = path_which(strcmp(spec->arch->machine, "x86_64") ? "qemu-system-aarch64"
+								: "qemu-system-x86_64",
+			  NULL, NULL);
+	if (!qemu) {
+		rc = error(ERR_NOTFOUND,
+			   "no 'qemu-system-%s' on this host, for libvirt to run the guest with; "
+			   "install it (Debian: apt-get install qemu-system-x86 qemu-utils)",
+			   spec->arch->machine);
+		goto fail;
+	}
+	s->kvm = kvm_choose(loop, spec, qemu, &s->notice);
+	overlay = path_join(s->workdir, "root.qcow2");
+	rc = backend_make_overlay(loop, spec->appliance, overlay);
+	if (rc != OK)
+		goto fail;
+	for (size_t i = 0; i < spec->ndisks; i++) {
+		char *disk = xasprintf("%s/%s.img", s->workdir, spec->disks[i].role);
+
+		if (spec->disks[i].path)
+			BUG("libvirt makes its own disks; '%s' given", spec->disks[i].path);
+		rc = backend_make_disk(disk, spec->disks[i].size);
+		strvec_push(&disks, disk);
+		free(disk);
+		if (rc != OK)
+			goto fail;
+	}
+	cmdline = xasprintf("console=%s,115200 root=/dev/vda rw rootfstype=ext4 "
+			    "init=/usr/local/sbin/fswb-init panic=-1 printk.devkmsg=on "
+			    "systemd.show_status=0%s%s",
+			    spec->arch->console, spec->cmdline ? " " : "",
+			    spec->cmdline ? spec->cmdline : "");
+	d = (struct lv_domain){ .name = s->name,
+				.kvm = s->kvm,
+				.machine = spec->arch->machine,
+				.cpus = spec->cpus,
+				.mem = spec->mem,
+				.kernel = spec->kernel,
+				.initrd = spec->initrd,
+				.cmdline = cmdline,
+				.root = overlay,
+				.disks = (const char *const *)disks.v,
+				.ndisks = disks.n };
+	s->xml = lv_domain_xml(&d);
+	s->item = xasprintf("domain %s %s", s->uri, s->name);
+	rc = lease_add_item(lease, s->item);
+	if (rc != OK)
+		goto fail;
+	if (pipe2(s->con, O_CLOEXEC)) {
+		rc = error(ERR_IO, "cannot make a pipe: %s", strerror(errno));
+		goto fail;
+	}
+	fcntl(s->con[0], F_SETFL, O_NONBLOCK);
+	o.fn = worker;
+	o.fn_arg = s;
+	o.fn_name = "fswb libvirt";
+	o.new_pgrp = true;
+	o.die_with_fswb = true;
+	rc = agent_pipe_start(&s->pipe, &o, lease, s->con[0]);
+	s->con[0] = -1; /* the pipe's now */
+	if (rc != OK)
+		goto fail;
+	close(s->con[1]);
+	s->con[1] = -1;
+	{
+		char *n = xasprintf("the guest is the libvirt domain %s at %s%s%s", s->name, s->uri,
+				    s->notice ? "; " : "", s->notice ? s->notice : "");
+
+		free(s->notice);
+		s->notice = n;
+	}
+	*priv = s;
+	goto out;
+fail:
+	if (s->con[0] >= 0)
+		close(s->con[0]);
+	lv_release(s);
+out:
+	free(overlay);
+	free(cmdline);
+	free(qemu);
+	strvec_clear(&uris);
+	strvec_clear(&disks);
+	return rc;
+}
+
+static enum status
+lv_send(void *priv, const void *buf, size_t len)
+{
+	return agent_pipe_send(&((struct lv_session *)priv)->pipe, buf, len);
+}
+
+static void
+lv_cancel(void *priv)
+{
+	agent_pipe_cancel(&((struct lv_session *)priv)->pipe);
+}
+
+/* The guest's disks come after the root (/dev/vda): /dev/vdb is disks[0]. */
+static char *
+lv_disk_path(void *priv, size_t index)
+{
+	if (index >= ((struct lv_session *)priv)->ndisks)
+		BUG("disk index %zu out of range", index);
+	return xasprintf("/dev/vd%c", (char)('b' + index));
+}
+
+static unsigned
+lv_boot_limit(void *priv)
+{
+	return ((struct lv_session *)priv)->kvm ? BOOT_KVM : BOOT_TCG;
+}
+
+static unsigned
+lv_silence_limit(void *priv)
+{
+	struct lv_session *s = priv;
+
+	if (s->silence)
+		return s->silence;
+	return s->kvm ? SILENCE_KVM : SILENCE_TCG;
+}
+
+static const char *
+lv_notice(void *priv)
+{
+	return ((struct lv_session *)priv)->notice;
+}
+
+static bool
+lv_slow(void *priv)
+{
+	return !((struct lv_session *)priv)->kvm;
+}
+
+/* ---- probe, doctor, plan ------------------------------------------------------------ */
+
+/* What libvirt at uri is: "libvirt 9.0.0, QEMU 7.2.0"; or NULL and *why. */
+static char *
+lv_connect_summary(const char *uri, char **why)
+{
+	virConnectPtr c;
+	unsigned long lib = 0, hv = 0;
+	char *caps, *out;
+
+	*why = NULL;
+	virSetErrorFunc(NULL, quiet);
+	c = virConnectOpen(uri);
+	if (!c) {
+		*why = lv_explain(uri, "cannot connect to libvirt");
+		return NULL;
+	}
+	virConnectGetLibVersion(c, &lib);
+	virConnectGetVersion(c, &hv);
+	caps = virConnectGetCapabilities(c);
+	if (!caps || !strstr(caps, "<domain type='qemu'")) {
+		*why = xasprintf("libvirt at %s can run no QEMU guest: install QEMU on the host "
+				 "(Debian: apt-get install qemu-system-x86)",
+				 uri);
+		out = NULL;
+	} else {
+		out = xasprintf("libvirt %lu.%lu.%lu, QEMU %lu.%lu.%lu", lib / 1000000,
+				lib / 1000 % 1000, lib % 1000, hv / 1000000, hv / 1000 % 1000,
+				hv % 1000);
+	}
+	free(caps);
+	virConnectClose(c);
+	return out;
+}
+
+/*
+ * Usable when libvirt answers at each URI with a QEMU it can run (an
+ * embedded driver is not opened here: it would start QEMU's driver in this
+ * process; its directory and QEMU are checked instead).
+ */
+static enum status
+lv_probe(const struct plan *plan, struct backend_probe *out)
+{
+	struct strvec uris = STRVEC_INIT;
+	struct strbuf ready = STRBUF_INIT;
+	char *fix = NULL, *kvm_why = kvm_device_problem(&fix);
+
+	if (uri_list(plan_backend_opt(plan, "uri"), &uris) != OK) {
+		out->summary = xstrdup("not usable: a bad URI");
+		out->why = xstrdup(error_msg());
+		error_clear();
+		goto out;
+	}
+	out->usable = true;
+	for (size_t i = 0; i < uris.n && out->usable; i++) {
+		struct lv_uri u;
+		char *sum = NULL, *why = NULL;
+
+		lv_uri_parse(uris.v[i], &u);
+		if (u.root) {
+			char *q = path_which("qemu-system-x86_64", NULL, NULL);
+
+			if (!q)
+				why = xstrdup("no qemu-system-x86_64 on this host for the embedded "
+					      "driver: apt-get install qemu-system-x86 qemu-utils");
+			else
+				sum = xasprintf("an embedded driver in %s", u.root);
+			free(q);
+		} else {
+			sum = lv_connect_summary(uris.v[i], &why);
+		}
+		if (why) {
+			out->usable = false;
+			out->summary = xasprintf("not usable: %s", uris.v[i]);
+			out->why = why;
+		} else {
+			strbuf_addf(&ready, "%s%s (%s)", ready.len ? ", " : "", uris.v[i], sum);
+		}
+		free(sum);
+		lv_uri_release(&u);
+	}
+	if (out->usable) {
+		out->slow = kvm_why != NULL;
+		out->summary =
+			xasprintf("ready: %s%s", ready.buf,
+				  kvm_why ? "; no KVM, so guests run emulated (slower)" : "");
+		if (kvm_why) {
+			out->why = xasprintf("KVM is not usable: %s", kvm_why);
+			out->fix = fix;
+			fix = NULL;
+		}
+	}
+out:
+	free(kvm_why);
+	free(fix);
+	strbuf_release(&ready);
+	strvec_clear(&uris);
+	return OK;
+}
+
+/* fswb doctor: each URI the plan names (or qemu:///system), connected to. */
+static size_t
+lv_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backend_finding *out,
+	  size_t max)
+{
+	struct strvec uris = STRVEC_INIT;
+	size_t n = 0;
+
+	strvec_split(&uris,
+		     o->plan && plan_backend_opt(o->plan, "uri") ? plan_backend_opt(o->plan, "uri")
+								 : URI_DEFAULT,
+		     ",");
+	for (size_t i = 0; i < uris.n && n < max; i++) {
+		struct lv_uri u;
+		char *why = NULL, *sum = NULL;
+
+		if (lv_uri_parse(uris.v[i], &u) != OK) {
+			out[n++] = (struct backend_finding){ .state = FINDING_MISSING,
+							     .name = "libvirt",
+							     .detail = xstrdup(error_msg()) };
+			error_clear();
+			continue;
+		}
+		if (!u.root && o->run_programs)
+			sum = lv_connect_summary(uris.v[i], &why);
+		out[n] = (struct backend_finding){ .name = "libvirt" };
+		if (u.root) {
+			out[n].detail = xasprintf("%s: an embedded driver (no daemon); its state "
+						  "lives in %s",
+						  uris.v[i], u.root);
+		} else if (sum) {
+			out[n].detail = xasprintf("%s answers: %s", uris.v[i], sum);
+		} else if (!o->run_programs) {
+			out[n].state = FINDING_WARN;
+			out[n].untried = true;
+			out[n].detail = xasprintf("%s: not tried", uris.v[i]);
+		} else {
+			/* not the default path: a missing daemon is a warning, not a failure */
+			out[n].state = o->plan ? FINDING_MISSING : FINDING_WARN;
+			out[n].detail = why;
+			why = NULL;
+		}
+		n++;
+		free(sum);
+		free(why);
+		lv_uri_release(&u);
+	}
+	strvec_clear(&uris);
+	return n;
+}
+
+/* Several URIs: one machine each; one URI is this host, counted by its size. */
+static unsigned
+lv_machines(const struct plan *plan)
+{
+	struct strvec uris = STRVEC_INIT;
+	unsigned n;
+
+	strvec_split(&uris,
+		     plan_backend_opt(plan, "uri") ? plan_backend_opt(plan, "uri") : URI_DEFAULT,
+		     ",");
+	n = uris.n > 1 ? (unsigned)uris.n : 0;
+	strvec_clear(&uris);
+	return n;
+}
+
+static bool
+lv_here(const struct plan *plan)
+{
+	return true; /* remote URIs are refused at plan time */
+}
+
+static enum status
+lv_init(void)
+{
+	if (virInitialize() < 0)
+		return error(ERR_INVALID, "libvirt cannot start");
+	virSetErrorFunc(NULL, quiet);
+	return OK;
+}
+
+static enum status
+accel_check(const char *value)
+{
+	if (strcmp(value, "tcg"))
+		return error(ERR_INVALID, "the only choice is 'tcg' (never try KVM); leave it out "
+					  "to use KVM when it works");
+	return OK;
+}
+
+static const struct backend_program lv_programs[] = {
+	{ "qemu-img", "--version", "it makes each guest's overlay of the appliance", false },
+	{ NULL, NULL, NULL, false },
+};
+
+static const struct backend_option lv_options[] = {
+	{ "uri", "URI[,URI...]", uri_check },		  /* where the domains run */
+	{ "accel", "tcg", accel_check },		  /* never KVM */
+	{ "silence", "SECONDS", backend_option_seconds }, /* quiet this long: hung */
+	{ NULL, NULL, NULL },
+};
+
+const struct backend_ops libvirt_backend = {
+	.name = "libvirt",
+	.description = "a libvirt domain (qemu:///system, qemu:///session, or embedded)",
+	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL,
+	.options = lv_options,
+	.init = lv_init,
+	.programs = lv_programs,
+	.doctor = lv_doctor,
+	.probe = lv_probe,
+	.start = lv_start,
+	.send = lv_send,
+	.cancel = lv_cancel,
+	.disk_path = lv_disk_path,
+	.release = lv_release,
+	.boot_limit = lv_boot_limit,
+	.silence_limit = lv_silence_limit,
+	.slow = lv_slow,
+	.notice = lv_notice,
+	.machines = lv_machines,
+	.reap = lv_reap,
+	.here = lv_here,
+};
