@@ -16,6 +16,8 @@ FSWB=${FSWB_BIN:-$SRCDIR/build/fswb}
 export FSWB_DATADIR=${FSWB_DATADIR:-$SRCDIR}
 T=$(mktemp -d "${TMPDIR:-/tmp}/fswb-test.XXXXXX")
 export FSWB_HOME=$T/home HOME=$T/home
+# the libvirt backend's default: a daemon that is nowhere, whatever this host runs
+export LIBVIRT_DEFAULT_URI=qemu:///system?socket=/nonexistent/fswb-test/libvirt-sock
 mkdir -p "$HOME"
 _n=0
 _failed=0

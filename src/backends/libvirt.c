@@ -174,11 +174,20 @@ fail:
 	return rc;
 }
 
+/* Without -o uri: libvirt's own LIBVIRT_DEFAULT_URI when set, else qemu:///system. */
+static const char *
+uri_default(void)
+{
+	const char *env = getenv("LIBVIRT_DEFAULT_URI");
+
+	return env && *env ? env : URI_DEFAULT;
+}
+
 /* The plan's or session's URIs, split; an error when one is bad. */
 static enum status
 uri_list(const char *value, struct strvec *out)
 {
-	strvec_split(out, value ? value : URI_DEFAULT, ",");
+	strvec_split(out, value ? value : uri_default(), ",");
 	if (!out->n)
 		return error(ERR_INVALID, "no URI given: qemu:///system, qemu:///session or "
 					  "qemu:///embed?root=DIR");
@@ -186,6 +195,12 @@ uri_list(const char *value, struct strvec *out)
 		struct lv_uri u;
 		enum status rc = lv_uri_parse(out->v[i], &u);
 
+		if (rc != OK && !value) {
+			char *why = xstrdup(error_msg());
+
+			rc = error(rc, "LIBVIRT_DEFAULT_URI: %s (or give -o uri=URI)", why);
+			free(why);
+		}
 		if (rc != OK)
 			return rc;
 		lv_uri_release(&u);
@@ -725,26 +740,20 @@ worker(void *arg)
 	if (w.con_open)
 		on_stream(w.con_st, VIR_STREAM_EVENT_READABLE, &w);
 out:
+	/*
+	 * A domain still running is stopped, its streams first. Nothing else
+	 * is freed: the worker's process ends here, and closing a stream while
+	 * the driver tears down a stopped domain's consoles can deadlock in an
+	 * embedded driver (the stream's lock against the console's).
+	 */
 	if (w.dom && !w.stopped && w.code != WK_LEFT) {
+		if (w.con_st)
+			virStreamAbort(w.con_st);
+		if (w.ctl_st)
+			virStreamAbort(w.ctl_st);
 		if (virDomainDestroy(w.dom) < 0 && w.code == WK_GONE)
 			w.code = WK_LEFT;
 	}
-	if (w.con_st) {
-		if (w.con_open)
-			virStreamEventRemoveCallback(w.con_st);
-		virStreamAbort(w.con_st);
-		virStreamFree(w.con_st);
-	}
-	if (w.ctl_st) {
-		if (w.ctl_open)
-			virStreamEventRemoveCallback(w.ctl_st);
-		virStreamAbort(w.ctl_st);
-		virStreamFree(w.ctl_st);
-	}
-	if (w.dom)
-		virDomainFree(w.dom);
-	virConnectClose(w.conn);
-	strbuf_release(&w.inq);
 	return w.code;
 }
 
@@ -1145,9 +1154,18 @@ lv_probe(const struct plan *plan, struct backend_probe *out)
 			sum = lv_connect_summary(uris.v[i], &why);
 		}
 		if (why) {
+			char *cache = fswb_dir(DIR_CACHE);
+
 			out->usable = false;
 			out->summary = xasprintf("not usable: %s", uris.v[i]);
 			out->why = why;
+			/* what works without a daemon: libvirt's driver inside fswb */
+			if (!plan_backend_opt(plan, "uri") && cache)
+				out->fix =
+					xasprintf("start libvirtd, or set the option "
+						  "uri=qemu:///embed?root=%s/libvirt (no daemon)",
+						  cache);
+			free(cache);
 		} else {
 			strbuf_addf(&ready, "%s%s (%s)", ready.len ? ", " : "", uris.v[i], sum);
 		}
@@ -1173,17 +1191,19 @@ out:
 	return OK;
 }
 
-/* fswb doctor: each URI the plan names (or qemu:///system), connected to. */
+/* fswb doctor: each URI the plan names (or the default), connected to. */
 static size_t
 lv_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backend_finding *out,
 	  size_t max)
 {
 	struct strvec uris = STRVEC_INIT;
 	size_t n = 0;
+	/* the user asked about libvirt (fswb doctor --backend libvirt) */
+	bool asked = o->plan && o->plan->backend && !strcmp(o->plan->backend, "libvirt");
 
 	strvec_split(&uris,
-		     o->plan && plan_backend_opt(o->plan, "uri") ? plan_backend_opt(o->plan, "uri")
-								 : URI_DEFAULT,
+		     asked && plan_backend_opt(o->plan, "uri") ? plan_backend_opt(o->plan, "uri")
+							       : uri_default(),
 		     ",");
 	for (size_t i = 0; i < uris.n && n < max; i++) {
 		struct lv_uri u;
@@ -1206,14 +1226,22 @@ lv_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backend
 		} else if (sum) {
 			out[n].detail = xasprintf("%s answers: %s", uris.v[i], sum);
 		} else if (!o->run_programs) {
-			out[n].state = FINDING_WARN;
-			out[n].untried = true;
-			out[n].detail = xasprintf("%s: not tried", uris.v[i]);
-		} else {
-			/* not the default path: a missing daemon is a warning, not a failure */
-			out[n].state = o->plan ? FINDING_MISSING : FINDING_WARN;
+			/* only those who choose libvirt wait for its answer */
+			out[n].state = asked ? FINDING_WARN : FINDING_OK;
+			out[n].untried = asked;
+			out[n].detail =
+				xasprintf("%s: not tried (fswb doctor --backend libvirt tries it)",
+					  uris.v[i]);
+		} else if (asked) {
+			out[n].state = FINDING_MISSING;
 			out[n].detail = why;
 			why = NULL;
+		} else {
+			/* not the default path: only those who choose libvirt need it */
+			out[n].detail =
+				xasprintf("not used here (only --backend libvirt needs it): "
+					  "%s",
+					  why);
 		}
 		n++;
 		free(sum);
@@ -1232,7 +1260,7 @@ lv_machines(const struct plan *plan)
 	unsigned n;
 
 	strvec_split(&uris,
-		     plan_backend_opt(plan, "uri") ? plan_backend_opt(plan, "uri") : URI_DEFAULT,
+		     plan_backend_opt(plan, "uri") ? plan_backend_opt(plan, "uri") : uri_default(),
 		     ",");
 	n = uris.n > 1 ? (unsigned)uris.n : 0;
 	strvec_clear(&uris);

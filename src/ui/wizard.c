@@ -1016,16 +1016,14 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 		if (probe_pending(w, i)) {
 			ui_put(ui, y, 6, 1, R_DIM, ui->g.running);
 			ui_put(ui, y++, 8, ui->cols - 9, R_DIM, "checking...");
-			y++;
+			y += sel;
 			continue;
 		}
 		ui_put(ui, y, 6, 1, pr->usable ? (pr->slow ? R_WARN : R_PASS) : R_FAIL,
 		       pr->usable ? (pr->slow ? ui->g.warn : ui->g.ok) : ui->g.no);
 		ui_put(ui, y++, 8, ui->cols - 9, R_NORMAL, pr->summary ? pr->summary : "");
-		if (!sel) { /* the details of the one under the cursor */
-			y++;
+		if (!sel) /* the details of the one under the cursor */
 			continue;
-		}
 		if (pr->why && y < maxy)
 			y = para(ui, y, 8, ui->cols - 10, maxy, R_DIM, pr->why);
 		if (pr->fix && y < maxy) {
@@ -1052,11 +1050,13 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 		}
 		y++;
 	}
+	if (w->nbackends && w->lp_backend.sel + 1 != w->nbackends)
+		y++; /* the last one's details end with a blank line, the others' not */
 	if (y < maxy) {
-		ui_put(ui, y++, 2, ui->cols - 4, R_BOLD, "Each guest gets");
-		ui_putf(ui, y++, 4, ui->cols - 6, R_NORMAL, "%u %s    (c changes it)", w->plan.cpus,
-			w->plan.cpus == 1 ? "CPU " : "CPUs");
-		ui_putf(ui, y++, 4, ui->cols - 6, R_NORMAL, "%s memory  (m changes it)",
+		ui_put(ui, y, 2, 16, R_BOLD, "Each guest gets");
+		ui_putf(ui, y++, 18, ui->cols - 19, R_NORMAL,
+			"%u %s and %s memory  (c, m change them)", w->plan.cpus,
+			w->plan.cpus == 1 ? "CPU" : "CPUs",
 			format_size(w->plan.mem, mem, sizeof(mem)));
 	}
 	if (y + 2 < maxy) {
@@ -1073,7 +1073,7 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 		y = para(ui, y, 4, ui->cols - 6, maxy, R_DIM, why.buf);
 	}
 	strbuf_release(&why);
-	hint(ui, y0, body_h, "More backends (libvirt, GCE, Android) are coming.");
+	hint(ui, y0, body_h, "More backends (GCE, Android) are coming.");
 }
 
 /* ---- step 5: tests ---- */
