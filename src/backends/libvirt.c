@@ -4,12 +4,18 @@
  * domain, through libvirt's C API (no virsh), so that it shows in virsh and
  * virt-manager and runs under the daemon a host already has.
  *
- * URIs (-o uri=URI[,URI...], default qemu:///system): qemu:///system and
- * qemu:///session (a daemon's socket; ?socket=PATH names another), and
- * qemu:///embed?root=DIR (libvirt's QEMU driver inside fswb's worker, no
- * daemon). Several URIs are several machines: one session runs on each.
- * Only this host's daemons for now: the session's files (the overlay of the
- * appliance, the disks) are made here and named in the domain's XML.
+ * URIs (-o uri=URI[,URI...], default $LIBVIRT_DEFAULT_URI, else
+ * qemu:///system): qemu:///system and qemu:///session (a daemon's socket;
+ * ?socket=PATH names another), qemu:///embed?root=DIR (libvirt's QEMU
+ * driver inside fswb's worker, no daemon; one directory per shard), and
+ * qemu+ssh://USER@HOST/system (another machine's daemon; ssh never asks on
+ * fswb's terminal). Several URIs are several machines: one session each.
+ * For /session and embed, QEMU runs as fswb's user: the session's files
+ * (the overlay of the appliance, the disks) are made here and named in the
+ * XML. A /system or remote daemon's QEMU runs as another user, on another
+ * host perhaps: the worker uploads the kernel, initramfs and appliance into
+ * the storage pool "fswb" (once each, kept by key) and makes the session's
+ * overlay and disks there, deleted at its end (pool mode).
  *
  * The domain is the qemu backend's guest: direct kernel boot, the appliance
  * through a per-session qcow2 overlay, virtio disks, a virtio-serial channel
@@ -29,9 +35,10 @@
  * power-off is a clean end, a domain destroyed from outside, a crash, a
  * QEMU failure or a pause on an I/O error (a full disk) say so.
  *
- * Leases: the session's directory, and the domain ("domain URI NAME"); the
- * next start destroys a domain a killed fswb left (an embedded driver's
- * domain outlives its process: its QEMU is killed by the pid file).
+ * Leases: the session's directory, the domain ("domain URI NAME") and in
+ * pool mode its volumes ("volumes URI NAME"); the next start destroys what
+ * a killed fswb left (an embedded driver's domain outlives its process: its
+ * QEMU is killed by the pid file).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +57,7 @@
 #include "backends/kvm.h"
 #include "backends/libvirt_int.h"
 #include "core/paths.h"
+#include "core/sha.h"
 #include "core/spawn.h"
 
 #define URI_DEFAULT "qemu:///system"
@@ -125,11 +133,25 @@ lv_uri_parse(const char *uri, struct lv_uri *out)
 			   uri);
 		goto fail;
 	}
-	if (out->host || strcmp(out->driver, "qemu")) {
+	if (strcmp(out->driver, "qemu") && strcmp(out->driver, "qemu+ssh")) {
 		rc = error(ERR_UNSUPPORTED,
-			   "'%s': remote libvirt hosts are not supported yet; run fswb on that "
-			   "host with qemu:///system, or use the ssh backend",
+			   "'%s': fswb reaches a remote libvirt over ssh only: "
+			   "qemu+ssh://USER@HOST/system",
 			   uri);
+		goto fail;
+	}
+	if (!out->host != !strcmp(out->driver, "qemu")) {
+		rc = error(ERR_INVALID,
+			   out->host
+				   ? "'%s': a remote host is reached over ssh: qemu+ssh://%s%s"
+				   : "'%s': qemu+ssh:// needs a host: qemu+ssh://USER@HOST/system",
+			   uri, out->host ? out->host : "", out->path);
+		goto fail;
+	}
+	/* the host and user reach ssh's command line: no option can hide there */
+	if (out->host && (out->host[0] == '-' || strstr(out->host, "@-") || out->host[0] == '@' ||
+			  !out->host[strspn(out->host, "@:.-_[]")])) {
+		rc = error(ERR_INVALID, "'%s': '%s' is not a host name", uri, out->host);
 		goto fail;
 	}
 	if (strcmp(out->path, "/system") && strcmp(out->path, "/session") &&
@@ -137,23 +159,32 @@ lv_uri_parse(const char *uri, struct lv_uri *out)
 		rc = error(ERR_INVALID, "'%s': the path is /system, /session or /embed", uri);
 		goto fail;
 	}
+	if (out->host && strcmp(out->path, "/system")) {
+		rc = error(ERR_INVALID, "'%s': a remote host's libvirt is its /system one", uri);
+		goto fail;
+	}
 	/* the query: socket=PATH for a daemon's, root=DIR for embed; nothing else */
 	for (const char *k = q ? q + 1 : NULL; k && *k;) {
 		const char *amp = strchr(k, '&'), *end = amp ? amp : k + strlen(k);
 		bool is_root = !strncmp(k, "root=", 5), is_sock = !strncmp(k, "socket=", 7);
-		const char *v = k + (is_root ? 5 : 7);
+		bool is_key = out->host && !strncmp(k, "keyfile=", 8);
+		const char *v = k + (is_root ? 5 : is_key ? 8 : 7);
 
-		if ((!is_root && !is_sock) || (is_root != !strcmp(out->path, "/embed"))) {
+		if ((!is_root && !is_sock && !is_key) ||
+		    (is_root != !strcmp(out->path, "/embed"))) {
 			rc = error(ERR_INVALID,
-				   "'%s': fswb takes only root=DIR (with qemu:///embed) or "
-				   "socket=PATH (with /system or /session) after the '?'",
+				   "'%s': fswb takes only root=DIR (with qemu:///embed), "
+				   "socket=PATH (with /system or /session) or keyfile=PATH "
+				   "(with qemu+ssh://) after the '?'",
 				   uri);
 			goto fail;
 		}
 		if (v >= end || *v != '/' || strstr(v, "/../") ||
 		    memchr(v, '%', (size_t)(end - v))) {
 			rc = error(ERR_INVALID, "'%s': %s must be an absolute path", uri,
-				   is_root ? "root" : "socket");
+				   is_root  ? "root"
+				   : is_key ? "keyfile"
+					    : "socket");
 			goto fail;
 		}
 		if (is_root) {
@@ -181,6 +212,19 @@ uri_default(void)
 	const char *env = getenv("LIBVIRT_DEFAULT_URI");
 
 	return env && *env ? env : URI_DEFAULT;
+}
+
+/*
+ * The URI fswb connects with: a remote one gets no_tty=1, so that ssh never
+ * asks on fswb's terminal (an unknown host key, a password): it fails, and
+ * the message says what to do.
+ */
+static char *
+conn_uri(const char *uri)
+{
+	if (!strncmp(uri, "qemu+ssh:", 9))
+		return xasprintf("%s%sno_tty=1", uri, strchr(uri, '?') ? "&" : "?");
+	return xstrdup(uri);
 }
 
 /* The plan's or session's URIs, split; an error when one is bad. */
@@ -406,7 +450,16 @@ lv_explain(const char *uri, const char *doing)
 	const char *msg = e && e->message ? e->message : "no reason given";
 	char *clean = term_clean(msg), *out, *dir = NULL;
 
-	if (strstr(msg, "Failed to parse user")) {
+	if (strstr(msg, "Host key verification failed")) {
+		out = xasprintf("%s: ssh does not know the host key of the host in %s; ssh to it "
+				"once yourself to check the key and accept it, then run again",
+				doing, uri);
+	} else if (strstr(msg, "Permission denied (publickey")) {
+		out = xasprintf("%s: the host in %s refused the ssh login (%s); add "
+				"keyfile=PATH to the URI, or your key to that user's "
+				"authorized_keys",
+				doing, uri, clean);
+	} else if (strstr(msg, "Failed to parse user")) {
 		out = xasprintf("%s: %s: libvirt's QEMU driver wants the user its package makes "
 				"(Debian: apt-get install libvirt-daemon-system)",
 				doing, clean);
@@ -463,6 +516,18 @@ struct lv_session {
 	bool kvm;
 	unsigned silence;
 	size_t ndisks;
+	/*
+	 * Pool mode (qemu:///system): the daemon's QEMU runs as another user,
+	 * which cannot read fswb's files, so the worker uploads the kernel, the
+	 * initramfs and the appliance into the storage pool "fswb" (once each,
+	 * kept by key) and makes the session's overlay and disks there.
+	 */
+	bool pool;
+	bool tcg;	    /* -o accel=tcg */
+	struct lv_domain d; /* its paths are this host's; the worker's XML names volumes */
+	struct strvec disk_roles;
+	uint64_t disk_size[DISKS_MAX];
+	char *kernel, *initrd, *appliance, *cmdline;
 };
 
 struct wk {
@@ -657,13 +722,267 @@ on_tick(int timer, void *opaque)
 	}
 }
 
+/* ---- pool mode: the session's files as volumes of the pool "fswb" ------------------ */
+
+#define POOL_NAME "fswb"
+#define POOL_DIR  "/var/lib/libvirt/images/fswb"
+
+static virStorageVolPtr
+vol_create(virStoragePoolPtr pool, const char *name, uint64_t size, const char *format,
+	   const char *backing)
+{
+	struct strbuf x = STRBUF_INIT;
+	virStorageVolPtr v;
+
+	strbuf_adds(&x, "<volume><name>");
+	add_xml(&x, name);
+	strbuf_addf(&x,
+		    "</name><capacity unit='bytes'>%llu</capacity><allocation>0</allocation>"
+		    "<target><format type='%s'/></target>",
+		    (unsigned long long)size, format);
+	if (backing) {
+		strbuf_adds(&x, "<backingStore><path>");
+		add_xml(&x, backing);
+		strbuf_adds(&x, "</path><format type='raw'/></backingStore>");
+	}
+	strbuf_adds(&x, "</volume>");
+	v = virStorageVolCreateXML(pool, x.buf, 0);
+	strbuf_release(&x);
+	return v;
+}
+
+static int
+send_chunk(virStreamPtr st, char *buf, size_t n, void *opaque)
+{
+	ssize_t r = read(*(int *)opaque, buf, n);
+
+	return r < 0 ? -1 : (int)r;
+}
+
+/*
+ * A new WHAT was uploaded as KEEP: the older ones go (a domain running from
+ * one keeps its open file; the pool would otherwise grow by an appliance
+ * each time the appliance changes).
+ */
+static void
+vols_prune(virStoragePoolPtr pool, const char *what, const char *keep)
+{
+	virStorageVolPtr *vols = NULL;
+	int n = virStoragePoolListAllVolumes(pool, &vols, 0);
+	char *prefix = xasprintf("fswb-%s-", what);
+
+	for (int i = 0; i < n; i++) {
+		const char *name = virStorageVolGetName(vols[i]);
+
+		if (name && str_startswith(name, prefix) && strncmp(name, keep, strlen(keep)))
+			virStorageVolDelete(vols[i], 0);
+		virStorageVolFree(vols[i]);
+	}
+	free(vols);
+	free(prefix);
+}
+
+/* The volume of a file of this host, uploaded once: NAME and NAME.done (kept by key). */
+static char *
+vol_upload(struct wk *w, virStoragePoolPtr pool, const char *what, const char *file)
+{
+	struct stat st;
+	struct sha h;
+	char key[65], *name, *done, *path = NULL, *why;
+	virStorageVolPtr v, d;
+	virStreamPtr str;
+	int fd;
+
+	if (stat(file, &st)) {
+		say("cannot read %s '%s': %s", what, file, strerror(errno));
+		return NULL;
+	}
+	sha_init(&h);
+	sha_adds(&h, file);
+	sha_addf(&h, "%lld %lld", (long long)st.st_size, (long long)st.st_mtime);
+	sha_hex(&h, key);
+	name = xasprintf("fswb-%s-%.16s", what, key);
+	done = xasprintf("%s.done", name);
+	v = virStorageVolLookupByName(pool, name);
+	d = virStorageVolLookupByName(pool, done);
+	if (v && d) {
+		path = virStorageVolGetPath(v);
+		goto out;
+	}
+	/* a volume without its .done: an upload that did not finish */
+	if (v)
+		virStorageVolDelete(v, 0), virStorageVolFree(v);
+	if (d)
+		virStorageVolDelete(d, 0), virStorageVolFree(d);
+	v = d = NULL;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	{
+		char msg[512];
+		int n = snprintf(msg, sizeof(msg),
+				 "fswb: uploading the %s (%lld MiB) to libvirt's pool " POOL_NAME
+				 " at %s\n",
+				 what, (long long)(st.st_size >> 20), w->s->uri);
+
+		if (n > 0)
+			write_all(w->s->con[1], msg,
+				  (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	}
+	v = fd < 0 ? NULL : vol_create(pool, name, (uint64_t)st.st_size, "raw", NULL);
+	str = v ? virStreamNew(w->conn, 0) : NULL;
+	if (!str || virStorageVolUpload(v, str, 0, (unsigned long long)st.st_size, 0) < 0 ||
+	    virStreamSendAll(str, send_chunk, &fd) < 0 || virStreamFinish(str) < 0 ||
+	    !(d = vol_create(pool, done, 0, "raw", NULL))) {
+		why = lv_explain(w->s->uri, "cannot upload to libvirt's storage pool " POOL_NAME);
+		say("%s (the %s, %s)", why, what, file);
+		free(why);
+		if (str)
+			virStreamAbort(str);
+		if (v)
+			virStorageVolDelete(v, 0);
+	} else {
+		path = virStorageVolGetPath(v);
+		vols_prune(pool, what, name);
+	}
+	if (str)
+		virStreamFree(str);
+	if (fd >= 0)
+		close(fd);
+out:
+	if (v)
+		virStorageVolFree(v);
+	if (d)
+		virStorageVolFree(d);
+	free(name);
+	free(done);
+	return path;
+}
+
+/* The pool "fswb", made (transient, its directory built) when the daemon has none. */
+static virStoragePoolPtr
+pool_get(struct wk *w)
+{
+	virStoragePoolPtr p = virStoragePoolLookupByName(w->conn, POOL_NAME);
+
+	if (!p)
+		p = virStoragePoolCreateXML(w->conn,
+					    "<pool type='dir'><name>" POOL_NAME
+					    "</name><target><path>" POOL_DIR
+					    "</path></target></pool>",
+					    VIR_STORAGE_POOL_CREATE_WITH_BUILD);
+	else if (virStoragePoolIsActive(p) != 1 && virStoragePoolCreate(p, 0) < 0)
+		virStoragePoolFree(p), p = NULL;
+	if (p)
+		virStoragePoolRefresh(p, 0);
+	return p;
+}
+
+/* Delete the session's volumes (PREFIX-*), of pool at conn. */
+static void
+vols_delete(virConnectPtr conn, const char *prefix)
+{
+	virStoragePoolPtr p = virStoragePoolLookupByName(conn, POOL_NAME);
+	virStorageVolPtr *vols = NULL;
+	int n = p ? virStoragePoolListAllVolumes(p, &vols, 0) : -1;
+	size_t plen = strlen(prefix);
+
+	for (int i = 0; i < n; i++) {
+		const char *name = virStorageVolGetName(vols[i]);
+
+		if (name && !strncmp(name, prefix, plen) && name[plen] == '-')
+			virStorageVolDelete(vols[i], 0);
+		virStorageVolFree(vols[i]);
+	}
+	free(vols);
+	if (p)
+		virStoragePoolFree(p);
+}
+
+/* The domain's XML with its files in the pool; NULL when that failed (said). */
+static char *
+pool_stage(struct wk *w)
+{
+	const struct lv_session *s = w->s;
+	virStoragePoolPtr pool = pool_get(w);
+	struct lv_domain d = s->d;
+	struct strvec disks = STRVEC_INIT;
+	char *kernel = NULL, *initrd = NULL, *appliance = NULL, *root = NULL, *xml = NULL, *why;
+	virStorageVolPtr v;
+	struct stat st;
+
+	if (!pool) {
+		why = lv_explain(s->uri,
+				 "cannot make libvirt's storage pool " POOL_NAME " (" POOL_DIR ")");
+		say("%s", why);
+		free(why);
+		return NULL;
+	}
+	kernel = vol_upload(w, pool, "kernel", s->kernel);
+	if (kernel && s->initrd)
+		initrd = vol_upload(w, pool, "initramfs", s->initrd);
+	if (kernel && (initrd || !s->initrd))
+		appliance = vol_upload(w, pool, "appliance", s->appliance);
+	if (!appliance || stat(s->appliance, &st))
+		goto out;
+	{
+		char *name = xasprintf("%s-root.qcow2", s->name);
+
+		v = vol_create(pool, name, (uint64_t)st.st_size, "qcow2", appliance);
+		free(name);
+		if (!v)
+			goto fail;
+		root = virStorageVolGetPath(v);
+		virStorageVolFree(v);
+	}
+	for (size_t i = 0; i < s->disk_roles.n; i++) {
+		char *name = xasprintf("%s-%s.img", s->name, s->disk_roles.v[i]);
+
+		v = vol_create(pool, name, s->disk_size[i], "raw", NULL);
+		free(name);
+		if (!v)
+			goto fail;
+		{
+			char *p = virStorageVolGetPath(v);
+
+			strvec_push(&disks, p ? p : "");
+			free(p);
+		}
+		virStorageVolFree(v);
+	}
+	if (s->u.host && !s->tcg) {
+		char *caps = virConnectGetCapabilities(w->conn);
+
+		d.kvm = caps && strstr(caps, "<domain type='kvm'");
+		free(caps);
+	}
+	d.kernel = kernel;
+	d.initrd = initrd;
+	d.root = root;
+	d.disks = (const char *const *)disks.v;
+	d.ndisks = disks.n;
+	xml = lv_domain_xml(&d);
+	goto out;
+fail:
+	why = lv_explain(s->uri,
+			 "cannot make the guest's disks in libvirt's storage pool " POOL_NAME);
+	say("%s", why);
+	free(why);
+out:
+	free(kernel);
+	free(initrd);
+	free(appliance);
+	free(root);
+	strvec_clear(&disks);
+	virStoragePoolFree(pool);
+	return xml;
+}
+
 static int
 worker(void *arg)
 {
 	const struct lv_session *s = arg;
 	struct wk w = { .s = s, .in_watch = -1, .tick = -1, .in_open = true, .code = WK_FAILED };
 	struct sigaction sa = { 0 };
-	char *why;
+	char *why, *xml = NULL;
 
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
@@ -675,7 +994,9 @@ worker(void *arg)
 		say("libvirt's event loop cannot start");
 		return WK_FAILED;
 	}
-	w.conn = virConnectOpen(s->uri);
+	why = conn_uri(s->uri);
+	w.conn = virConnectOpen(why);
+	free(why);
 	if (!w.conn) {
 		why = lv_explain(s->uri, "cannot connect to libvirt");
 		say("%s", why);
@@ -687,8 +1008,11 @@ worker(void *arg)
 		virConnectSetKeepAlive(w.conn, 5, 6);
 	virConnectDomainEventRegisterAny(w.conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
 					 VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), &w, NULL);
+	xml = s->pool ? pool_stage(&w) : xstrdup(s->xml);
+	if (!xml)
+		goto out;
 	/* an embedded driver has no autodestroy: its domain dies with the worker's release */
-	w.dom = virDomainCreateXML(w.conn, s->xml,
+	w.dom = virDomainCreateXML(w.conn, xml,
 				   VIR_DOMAIN_START_PAUSED |
 					   (s->u.root ? 0 : VIR_DOMAIN_START_AUTODESTROY));
 	if (!w.dom) {
@@ -754,6 +1078,9 @@ out:
 		if (virDomainDestroy(w.dom) < 0 && w.code == WK_GONE)
 			w.code = WK_LEFT;
 	}
+	if (s->pool && w.code != WK_LEFT)
+		vols_delete(w.conn, s->name);
+	free(xml);
 	return w.code;
 }
 
@@ -787,7 +1114,10 @@ kill_embedded(const char *root, const char *name)
 	free(guest);
 }
 
-/* "domain URI NAME": destroy the domain NAME at URI when it is there. */
+/*
+ * "domain URI NAME": destroy the domain NAME at URI when it is there;
+ * "volumes URI NAME": delete its volumes (NAME-*) in the pool.
+ */
 static void
 lv_reap(const char *item)
 {
@@ -795,15 +1125,31 @@ lv_reap(const char *item)
 	struct lv_uri u;
 
 	strvec_split(&v, item, " ");
-	if (v.n == 3 && !strcmp(v.v[0], "domain") && lv_uri_parse(v.v[1], &u) == OK) {
+	if (v.n == 3 && !strcmp(v.v[0], "volumes") && lv_uri_parse(v.v[1], &u) == OK) {
+		virConnectPtr c;
+
+		char *cu = conn_uri(v.v[1]);
+
+		virSetErrorFunc(NULL, quiet);
+		c = virConnectOpen(cu);
+		free(cu);
+		if (c) {
+			vols_delete(c, v.v[2]);
+			virConnectClose(c);
+		}
+		lv_uri_release(&u);
+	} else if (v.n == 3 && !strcmp(v.v[0], "domain") && lv_uri_parse(v.v[1], &u) == OK) {
 		if (u.root) {
 			kill_embedded(u.root, v.v[2]);
 		} else {
 			virConnectPtr c;
 			virDomainPtr d;
 
+			char *cu = conn_uri(v.v[1]);
+
 			virSetErrorFunc(NULL, quiet);
-			c = virConnectOpen(v.v[1]);
+			c = virConnectOpen(cu);
+			free(cu);
 			d = c ? virDomainLookupByName(c, v.v[2]) : NULL;
 			if (d) {
 				virDomainDestroy(d);
@@ -857,6 +1203,12 @@ lv_release(void *priv)
 	agent_pipe_release(&s->pipe);
 	if (started && !gone && s->item)
 		lv_reap(s->item);
+	if (started && !gone && s->pool) {
+		char *item = xasprintf("volumes %s %s", s->uri, s->name);
+
+		lv_reap(item);
+		free(item);
+	}
 	if (s->con[1] >= 0)
 		close(s->con[1]);
 	if (s->workdir && remove_tree(s->workdir) != OK)
@@ -868,6 +1220,11 @@ lv_release(void *priv)
 	free(s->workdir);
 	free(s->notice);
 	free(s->item);
+	free(s->kernel);
+	free(s->initrd);
+	free(s->appliance);
+	free(s->cmdline);
+	strvec_clear(&s->disk_roles);
 	free(s);
 }
 
@@ -904,7 +1261,7 @@ lv_start(struct loop *loop, void *run, const struct session_spec *spec,
 	struct spawn_opts o = SPAWN_OPTS_INIT;
 	struct strvec uris = STRVEC_INIT, disks = STRVEC_INIT;
 	struct lv_domain d = { 0 };
-	char *overlay = NULL, *cmdline = NULL, *qemu = NULL;
+	char *overlay = NULL, *qemu = NULL;
 	enum status rc;
 
 	static const struct session_callbacks mine = { on_agent_bytes, on_console_bytes, NULL,
@@ -913,6 +1270,7 @@ lv_start(struct loop *loop, void *run, const struct session_spec *spec,
 	s->cb = *cb;
 	s->data = data;
 	s->con[0] = s->con[1] = -1;
+	strvec_init(&s->disk_roles);
 	agent_pipe_init(&s->pipe, loop, &mine, s);
 	s->pipe.why_from_err = true;
 	if (!spec->kernel || !spec->appliance)
@@ -948,6 +1306,13 @@ lv_start(struct loop *loop, void *run, const struct session_spec *spec,
 	if (rc != OK)
 		goto fail;
 	s->workdir = xstrdup(spec->workdir);
+	s->tcg = session_spec_opt(spec, "accel") != NULL;
+	if (s->u.host) {
+		/* KVM when that host offers it (the worker reads its capabilities) */
+		s->notice = xstrdup("the guest runs on a remote host: with KVM when it offers "
+				    "it (-o accel=tcg: never), with the emulator's limits here");
+		goto made_kvm;
+	}
 	qemu = path_which(strcmp(spec->arch->machine, "x86_64") ? "qemu-system-aarch64"
 								: "qemu-system-x86_64",
 			  NULL, NULL);
@@ -959,38 +1324,57 @@ lv_start(struct loop *loop, void *run, const struct session_spec *spec,
 		goto fail;
 	}
 	s->kvm = kvm_choose(loop, spec, qemu, &s->notice);
-	overlay = path_join(s->workdir, "root.qcow2");
-	rc = backend_make_overlay(loop, spec->appliance, overlay);
-	if (rc != OK)
-		goto fail;
+made_kvm:
+	s->cmdline = xasprintf("console=%s,115200 root=/dev/vda rw rootfstype=ext4 "
+			       "init=/usr/local/sbin/fswb-init panic=-1 printk.devkmsg=on "
+			       "systemd.show_status=0%s%s",
+			       spec->arch->console, spec->cmdline ? " " : "",
+			       spec->cmdline ? spec->cmdline : "");
+	s->d = (struct lv_domain){ .name = s->name,
+				   .kvm = s->kvm,
+				   .machine = spec->arch->machine,
+				   .cpus = spec->cpus,
+				   .mem = spec->mem,
+				   .cmdline = s->cmdline };
 	for (size_t i = 0; i < spec->ndisks; i++) {
-		char *disk = xasprintf("%s/%s.img", s->workdir, spec->disks[i].role);
-
 		if (spec->disks[i].path)
 			BUG("libvirt makes its own disks; '%s' given", spec->disks[i].path);
-		rc = backend_make_disk(disk, spec->disks[i].size);
-		strvec_push(&disks, disk);
-		free(disk);
+		strvec_push(&s->disk_roles, spec->disks[i].role);
+		s->disk_size[i] = spec->disks[i].size;
+	}
+	/* a daemon's QEMU runs as the user qemu.conf names: the files go to its pool */
+	s->pool = !strcmp(s->u.path, "/system");
+	if (s->pool) {
+		s->kernel = xstrdup(spec->kernel);
+		s->initrd = spec->initrd ? xstrdup(spec->initrd) : NULL;
+		s->appliance = xstrdup(spec->appliance);
+		s->item = xasprintf("volumes %s %s", s->uri, s->name);
+		rc = lease_add_item(lease, s->item);
+		free(s->item);
 		if (rc != OK)
 			goto fail;
+	} else {
+		overlay = path_join(s->workdir, "root.qcow2");
+		rc = backend_make_overlay(loop, spec->appliance, overlay);
+		if (rc != OK)
+			goto fail;
+		for (size_t i = 0; i < spec->ndisks; i++) {
+			char *disk = xasprintf("%s/%s.img", s->workdir, spec->disks[i].role);
+
+			rc = backend_make_disk(disk, spec->disks[i].size);
+			strvec_push(&disks, disk);
+			free(disk);
+			if (rc != OK)
+				goto fail;
+		}
+		d = s->d;
+		d.kernel = spec->kernel;
+		d.initrd = spec->initrd;
+		d.root = overlay;
+		d.disks = (const char *const *)disks.v;
+		d.ndisks = disks.n;
+		s->xml = lv_domain_xml(&d);
 	}
-	cmdline = xasprintf("console=%s,115200 root=/dev/vda rw rootfstype=ext4 "
-			    "init=/usr/local/sbin/fswb-init panic=-1 printk.devkmsg=on "
-			    "systemd.show_status=0%s%s",
-			    spec->arch->console, spec->cmdline ? " " : "",
-			    spec->cmdline ? spec->cmdline : "");
-	d = (struct lv_domain){ .name = s->name,
-				.kvm = s->kvm,
-				.machine = spec->arch->machine,
-				.cpus = spec->cpus,
-				.mem = spec->mem,
-				.kernel = spec->kernel,
-				.initrd = spec->initrd,
-				.cmdline = cmdline,
-				.root = overlay,
-				.disks = (const char *const *)disks.v,
-				.ndisks = disks.n };
-	s->xml = lv_domain_xml(&d);
 	s->item = xasprintf("domain %s %s", s->uri, s->name);
 	rc = lease_add_item(lease, s->item);
 	if (rc != OK)
@@ -1026,7 +1410,6 @@ fail:
 	lv_release(s);
 out:
 	free(overlay);
-	free(cmdline);
 	free(qemu);
 	strvec_clear(&uris);
 	strvec_clear(&disks);
@@ -1092,9 +1475,12 @@ lv_connect_summary(const char *uri, char **why)
 	unsigned long lib = 0, hv = 0;
 	char *caps, *out;
 
+	char *cu = conn_uri(uri);
+
 	*why = NULL;
 	virSetErrorFunc(NULL, quiet);
-	c = virConnectOpen(uri);
+	c = virConnectOpen(cu);
+	free(cu);
 	if (!c) {
 		*why = lv_explain(uri, "cannot connect to libvirt");
 		return NULL;
@@ -1262,7 +1648,10 @@ lv_machines(const struct plan *plan)
 	strvec_split(&uris,
 		     plan_backend_opt(plan, "uri") ? plan_backend_opt(plan, "uri") : uri_default(),
 		     ",");
-	n = uris.n > 1 ? (unsigned)uris.n : 0;
+	n = uris.n > 1 || (uris.n == 1 && strstr(uris.v[0], "://") &&
+			   strstr(uris.v[0], "://")[3] != '/')
+		    ? (unsigned)uris.n
+		    : 0;
 	strvec_clear(&uris);
 	return n;
 }
@@ -1270,7 +1659,9 @@ lv_machines(const struct plan *plan)
 static bool
 lv_here(const struct plan *plan)
 {
-	return true; /* remote URIs are refused at plan time */
+	const char *v = plan_backend_opt(plan, "uri");
+
+	return !strstr(v ? v : uri_default(), "qemu+ssh:");
 }
 
 static enum status

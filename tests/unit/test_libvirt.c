@@ -50,8 +50,16 @@ test_uris(void **state)
 	expect_uri("qemu:///system?socket=/run/x/libvirt-sock", NULL);
 	expect_uri("qemu:///embed?root=/var/tmp/fswb-embed", NULL);
 	expect_uri("qemu:///system,qemu:///embed?root=/tmp/e", NULL);
-	expect_uri("qemu+ssh://root@box/system", "remote libvirt hosts are not supported yet");
-	expect_uri("qemu://box/system", "remote libvirt hosts are not supported yet");
+	expect_uri("qemu+ssh://root@box/system", NULL);
+	expect_uri("qemu+ssh://root@box:2222/system?keyfile=/k/id_ed25519", NULL);
+	expect_uri("qemu+ssh://root@box/system?keyfile=k", "keyfile must be an absolute path");
+	expect_uri("qemu+ssh://-oProxyCommand=x/system", "not a host name");
+	expect_uri("qemu+ssh://root@-oProxyCommand=x/system", "not a host name");
+	expect_uri("qemu+ssh:///system", "needs a host");
+	expect_uri("qemu+ssh://root@box/session", "its /system one");
+	expect_uri("qemu://box/system", "reached over ssh: qemu+ssh://box/system");
+	expect_uri("qemu+tcp://box/system", "over ssh only");
+	expect_uri("qemu:///system?keyfile=/k", "takes only");
 	expect_uri("xen:///system", "starts with qemu://");
 	expect_uri("system", "not a libvirt URI");
 	expect_uri("qemu://system", "has no path");
@@ -239,6 +247,10 @@ test_machines(void **state)
 	strbuf_release(&why);
 	plan_set_backend_opt(&p, "uri", "qemu:///system");
 	assert_true(shards_choose(&p, ops, &host, 10, &why) > 1);
+	strbuf_release(&why);
+	/* one remote host: one machine, whatever this host's size */
+	plan_set_backend_opt(&p, "uri", "qemu+ssh://root@box/system");
+	assert_int_equal(shards_choose(&p, ops, &host, 10, &why), 1);
 	strbuf_release(&why);
 	plan_release(&p);
 }
