@@ -711,13 +711,25 @@ on_tick(int timer, void *opaque)
 	if (w->paused && ++w->paused > 25)
 		finish(w, WK_FAILED,
 		       "the domain was paused outside fswb (virsh suspend?): fswb stopped it");
-	/* both streams ended without a lifecycle event: give it 2 s, then look */
-	if (!w->done && w->done_at && ++w->done_at > 10) {
-		int st = 0;
+	/*
+	 * Both streams ended and no lifecycle event came (a loaded daemon can be
+	 * slow with it): after 10 s the domain's state says how it ended, as
+	 * far as it still exists (a transient domain is gone once it stops).
+	 */
+	if (!w->done && w->done_at && ++w->done_at > 50) {
+		int st = 0, reason = 0;
+		const char *why = NULL;
 
-		if (virDomainGetState(w->dom, &st, NULL, 0) < 0 || st == VIR_DOMAIN_SHUTOFF) {
+		if (virDomainGetState(w->dom, &st, &reason, 0) < 0) {
 			w->stopped = true;
 			finish(w, WK_GONE, NULL);
+		} else if (st == VIR_DOMAIN_SHUTOFF) {
+			/* the shutoff reasons, from 1, are the stopped details, from 0 */
+			int v = lv_event_verdict(VIR_DOMAIN_EVENT_STOPPED,
+						 reason > 0 ? reason - 1 : 0, &why);
+
+			w->stopped = true;
+			finish(w, v == 1 ? WK_GONE : WK_FAILED, why);
 		}
 	}
 }

@@ -120,7 +120,7 @@ rc=$?
 check "system: exit 1 (rc=$rc; $(why))" test "$rc" -eq 1
 check "system: generic/006 fails on its output" grep -qE '^generic/006 +fail .*output mismatch' "$T/out4"
 check "system: generic/012 crashed" grep -qE '^generic/012 +crashed' "$T/out4"
-check "system: the reason names virsh destroy" grep -q 'destroyed outside fswb' "$T/out4"
+check "system: the reason names virsh destroy" grep -q 'destroyed outside fswb' "$T/out4" "$T/err"
 check "system: a new domain ran selftest/001" grep -qE '^selftest/001 +pass ' "$T/out4"
 run=$(last_run)
 check "system: console.log holds the boot" grep -q 'Linux version' "$run/console.log"

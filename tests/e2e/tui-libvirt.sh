@@ -25,7 +25,7 @@ check_screen "libvirt is offered" "a libvirt domain (qemu:///system"
 ui_keys Down
 check_screen "no daemon at the default URI is said" "not usable: qemu:///system?socket=/nonexistent" 20
 check_screen "... and an embedded driver is offered" "uri=qemu:///embed?root="
-ui_keys o C-u "uri=qemu+ssh://-oProxyCommand=x/system" Enter
+ui_keys o C-u "uri=qemu+ssh://-x/system" Enter
 check_screen "a hostile URI is refused at once" "is not a host name"
 ui_keys o C-u "uri=qemu:///embed?root=$EMBED accel=tcg" Enter
 check_screen "the options are shown" "options: uri=qemu:///embed?root=$EMBED accel=tcg"
