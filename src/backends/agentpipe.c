@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,4 +254,52 @@ agent_pipe_release(struct agent_pipe *p)
 	p->why_exit = p->last_err = NULL;
 	strbuf_release(&p->outq);
 	strbuf_release(&p->errline);
+}
+
+/* ---- the worker's side ---- */
+
+volatile sig_atomic_t agent_worker_stop;
+
+static void
+on_term(int sig)
+{
+	agent_worker_stop = 1;
+}
+
+void
+agent_worker_signals(void)
+{
+	struct sigaction sa = { 0 };
+
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+bool
+agent_write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+void
+agent_worker_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
 }

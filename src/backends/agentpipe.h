@@ -21,6 +21,8 @@
 #ifndef FSWB_BACKENDS_AGENTPIPE_H
 #define FSWB_BACKENDS_AGENTPIPE_H
 
+#include <signal.h>
+
 #include "backends/backend.h"
 #include "core/spawn.h"
 
@@ -58,5 +60,17 @@ enum status agent_pipe_start(struct agent_pipe *p, struct spawn_opts *o, struct 
 enum status agent_pipe_send(struct agent_pipe *p, const void *buf, size_t len);
 void agent_pipe_cancel(struct agent_pipe *p);
 void agent_pipe_release(struct agent_pipe *p);
+
+/*
+ * For a worker (spawn's fn mode) behind an agent pipe: agent_worker_signals()
+ * makes SIGTERM set agent_worker_stop (the worker stops its machine and
+ * ends) and ignores SIGPIPE; agent_worker_say() writes why it ends, a line
+ * on stderr (the session's why, with why_from_err).
+ */
+extern volatile sig_atomic_t agent_worker_stop;
+void agent_worker_signals(void);
+void agent_worker_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* All of buf to fd (a blocking one), through EINTR; false when it cannot. */
+bool agent_write_all(int fd, const char *buf, size_t len);
 
 #endif

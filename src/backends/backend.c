@@ -449,6 +449,15 @@ backend_option_seconds(const char *value)
 }
 
 enum status
+backend_option_tcg(const char *value)
+{
+	if (strcmp(value, "tcg"))
+		return error(ERR_INVALID, "the only choice is 'tcg' (never try KVM); leave it out "
+					  "to use KVM when it works");
+	return OK;
+}
+
+enum status
 backend_make_overlay(struct loop *loop, const char *appliance, const char *overlay)
 {
 	const char *argv[] = { "qemu-img", "create", "-q",	"-f",	 "qcow2", "-F",

@@ -156,6 +156,8 @@ struct arch_info {
 
 /* For backend_option.check: whole seconds, 1 to 86400. */
 enum status backend_option_seconds(const char *value);
+/* For backend_option.check of accel=: only "tcg" (never KVM). */
+enum status backend_option_tcg(const char *value);
 /* A sparse file of size bytes at path, which must not exist: a disk of a local backend. */
 enum status backend_make_disk(const char *path, uint64_t size);
 /* A qcow2 overlay at overlay over the raw image appliance (never written): a guest's root. */

@@ -508,8 +508,6 @@ lv_explain(const char *uri, const char *doing)
 
 struct lv_session {
 	struct agent_pipe pipe;
-	struct session_callbacks cb;
-	void *data;
 	int con[2];
 	char *uri, *name, *xml, *workdir, *notice, *item;
 	struct lv_uri u;
@@ -543,49 +541,13 @@ struct wk {
 	uint64_t done_at;
 };
 
-static volatile sig_atomic_t worker_stop;
-
-static void
-on_term(int sig)
-{
-	worker_stop = 1;
-}
-
-static bool
-write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
-static void
-say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
-}
-
 static void
 finish(struct wk *w, int code, const char *why)
 {
 	if (w->done)
 		return;
 	if (why)
-		say("%s", why);
+		agent_worker_say("%s", why);
 	w->done = true;
 	w->code = code;
 }
@@ -635,7 +597,7 @@ on_stream(virStreamPtr st, int events, void *opaque)
 	if (is_ctl && (events & VIR_STREAM_EVENT_WRITABLE))
 		flush_in(w);
 	while ((n = virStreamRecv(st, buf, sizeof(buf))) > 0)
-		write_all(is_ctl ? 1 : w->s->con[1], buf, (size_t)n);
+		agent_write_all(is_ctl ? 1 : w->s->con[1], buf, (size_t)n);
 	if (n == 0 || n == -1 ||
 	    (n == -2 && (events & (VIR_STREAM_EVENT_ERROR | VIR_STREAM_EVENT_HANGUP)))) {
 		/* the domain's end: its lifecycle event says how */
@@ -705,7 +667,7 @@ on_tick(int timer, void *opaque)
 {
 	struct wk *w = opaque;
 
-	if (worker_stop)
+	if (agent_worker_stop)
 		finish(w, WK_FAILED, "the guest was stopped");
 	/* paused for 5 s after fswb resumed it: by someone else */
 	if (w->paused && ++w->paused > 25)
@@ -806,7 +768,7 @@ vol_upload(struct wk *w, virStoragePoolPtr pool, const char *what, const char *f
 	int fd;
 
 	if (stat(file, &st)) {
-		say("cannot read %s '%s': %s", what, file, strerror(errno));
+		agent_worker_say("cannot read %s '%s': %s", what, file, strerror(errno));
 		return NULL;
 	}
 	sha_init(&h);
@@ -836,8 +798,8 @@ vol_upload(struct wk *w, virStoragePoolPtr pool, const char *what, const char *f
 				 what, (long long)(st.st_size >> 20), w->s->uri);
 
 		if (n > 0)
-			write_all(w->s->con[1], msg,
-				  (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+			agent_write_all(w->s->con[1], msg,
+					(size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 	}
 	v = fd < 0 ? NULL : vol_create(pool, name, (uint64_t)st.st_size, "raw", NULL);
 	str = v ? virStreamNew(w->conn, 0) : NULL;
@@ -845,7 +807,7 @@ vol_upload(struct wk *w, virStoragePoolPtr pool, const char *what, const char *f
 	    virStreamSendAll(str, send_chunk, &fd) < 0 || virStreamFinish(str) < 0 ||
 	    !(d = vol_create(pool, done, 0, "raw", NULL))) {
 		why = lv_explain(w->s->uri, "cannot upload to libvirt's storage pool " POOL_NAME);
-		say("%s (the %s, %s)", why, what, file);
+		agent_worker_say("%s (the %s, %s)", why, what, file);
 		free(why);
 		if (str)
 			virStreamAbort(str);
@@ -924,7 +886,7 @@ pool_stage(struct wk *w)
 	if (!pool) {
 		why = lv_explain(s->uri,
 				 "cannot make libvirt's storage pool " POOL_NAME " (" POOL_DIR ")");
-		say("%s", why);
+		agent_worker_say("%s", why);
 		free(why);
 		return NULL;
 	}
@@ -976,7 +938,7 @@ pool_stage(struct wk *w)
 fail:
 	why = lv_explain(s->uri,
 			 "cannot make the guest's disks in libvirt's storage pool " POOL_NAME);
-	say("%s", why);
+	agent_worker_say("%s", why);
 	free(why);
 out:
 	free(kernel);
@@ -993,17 +955,14 @@ worker(void *arg)
 {
 	const struct lv_session *s = arg;
 	struct wk w = { .s = s, .in_watch = -1, .tick = -1, .in_open = true, .code = WK_FAILED };
-	struct sigaction sa = { 0 };
 	char *why, *xml = NULL;
 
-	sa.sa_handler = on_term;
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	agent_worker_signals();
 	close(s->con[0]);
 	strbuf_init(&w.inq);
 	virSetErrorFunc(NULL, quiet);
 	if (virEventRegisterDefaultImpl() < 0) {
-		say("libvirt's event loop cannot start");
+		agent_worker_say("libvirt's event loop cannot start");
 		return WK_FAILED;
 	}
 	why = conn_uri(s->uri);
@@ -1011,7 +970,7 @@ worker(void *arg)
 	free(why);
 	if (!w.conn) {
 		why = lv_explain(s->uri, "cannot connect to libvirt");
-		say("%s", why);
+		agent_worker_say("%s", why);
 		free(why);
 		return WK_FAILED;
 	}
@@ -1029,7 +988,7 @@ worker(void *arg)
 					   (s->u.root ? 0 : VIR_DOMAIN_START_AUTODESTROY));
 	if (!w.dom) {
 		why = lv_explain(s->uri, "libvirt cannot start the guest");
-		say("%s", why);
+		agent_worker_say("%s", why);
 		free(why);
 		goto out;
 	}
@@ -1038,14 +997,14 @@ worker(void *arg)
 	if (!w.con_st || !w.ctl_st ||
 	    virDomainOpenConsole(w.dom, NULL, w.con_st, VIR_DOMAIN_CONSOLE_FORCE) < 0) {
 		why = lv_explain(s->uri, "cannot open the guest's serial console");
-		say("%s", why);
+		agent_worker_say("%s", why);
 		free(why);
 		goto out;
 	}
 	w.con_open = true;
 	if (virDomainOpenChannel(w.dom, CTL_PORT, w.ctl_st, VIR_DOMAIN_CHANNEL_FORCE) < 0) {
 		why = lv_explain(s->uri, "cannot open the guest's channel " CTL_PORT);
-		say("%s", why);
+		agent_worker_say("%s", why);
 		free(why);
 		goto out;
 	}
@@ -1063,7 +1022,7 @@ worker(void *arg)
 	w.tick = virEventAddTimeout(200, on_tick, &w, NULL);
 	if (virDomainResume(w.dom) < 0) {
 		why = lv_explain(s->uri, "libvirt cannot resume the guest");
-		say("%s", why);
+		agent_worker_say("%s", why);
 		free(why);
 		goto out;
 	}
@@ -1179,30 +1138,6 @@ lv_reap(const char *item)
 /* ---- the session ------------------------------------------------------------------ */
 
 static void
-on_agent_bytes(void *data, const char *buf, size_t len)
-{
-	struct lv_session *s = data;
-
-	s->cb.on_control(s->data, buf, len);
-}
-
-static void
-on_console_bytes(void *data, const char *buf, size_t len)
-{
-	struct lv_session *s = data;
-
-	s->cb.on_console(s->data, buf, len);
-}
-
-static void
-on_gone(void *data, enum status code, const char *why)
-{
-	struct lv_session *s = data;
-
-	s->cb.on_exit(s->data, code, why);
-}
-
-static void
 lv_release(void *priv)
 {
 	struct lv_session *s = priv;
@@ -1276,14 +1211,9 @@ lv_start(struct loop *loop, void *run, const struct session_spec *spec,
 	char *overlay = NULL, *qemu = NULL;
 	enum status rc;
 
-	static const struct session_callbacks mine = { on_agent_bytes, on_console_bytes, NULL,
-						       on_gone };
-
-	s->cb = *cb;
-	s->data = data;
 	s->con[0] = s->con[1] = -1;
 	strvec_init(&s->disk_roles);
-	agent_pipe_init(&s->pipe, loop, &mine, s);
+	agent_pipe_init(&s->pipe, loop, cb, data);
 	s->pipe.why_from_err = true;
 	if (!spec->kernel || !spec->appliance)
 		BUG("libvirt session without a kernel or an appliance");
@@ -1685,15 +1615,6 @@ lv_init(void)
 	return OK;
 }
 
-static enum status
-accel_check(const char *value)
-{
-	if (strcmp(value, "tcg"))
-		return error(ERR_INVALID, "the only choice is 'tcg' (never try KVM); leave it out "
-					  "to use KVM when it works");
-	return OK;
-}
-
 static const struct backend_program lv_programs[] = {
 	{ "qemu-img", "--version", "it makes each guest's overlay of the appliance", false },
 	{ NULL, NULL, NULL, false },
@@ -1701,7 +1622,7 @@ static const struct backend_program lv_programs[] = {
 
 static const struct backend_option lv_options[] = {
 	{ "uri", "URI[,URI...]", uri_check },		  /* where the domains run */
-	{ "accel", "tcg", accel_check },		  /* never KVM */
+	{ "accel", "tcg", backend_option_tcg },		  /* never KVM */
 	{ "silence", "SECONDS", backend_option_seconds }, /* quiet this long: hung */
 	{ NULL, NULL, NULL },
 };

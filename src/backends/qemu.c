@@ -680,18 +680,9 @@ program_check(const char *value)
 	return OK;
 }
 
-static enum status
-accel_check(const char *value)
-{
-	if (strcmp(value, "tcg"))
-		return error(ERR_INVALID, "the only choice is 'tcg' (never try KVM); leave it out "
-					  "to use KVM when it works");
-	return OK;
-}
-
 static const struct backend_option qemu_options[] = {
 	{ "qemu", "PATH", program_check },		  /* the QEMU binary */
-	{ "accel", "tcg", accel_check },		  /* never try KVM */
+	{ "accel", "tcg", backend_option_tcg },		  /* never try KVM */
 	{ "silence", "SECONDS", backend_option_seconds }, /* quiet this long: hung */
 	{ NULL, NULL, NULL },
 };

@@ -929,43 +929,6 @@ ssh_inspect_verdict(const char *text, const struct ssh_machine *m, struct ssh_ve
 
 /* ---- the worker -------------------------------------------------------------- */
 
-static volatile sig_atomic_t worker_stop;
-
-static void
-on_term(int sig)
-{
-	worker_stop = 1;
-}
-
-static bool
-write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
-/* Why the worker ends: its last line on stderr is the session's why. */
-static void
-say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
-}
-
 static int note_fd = -1;
 
 /* What the worker is doing, on the console the user reads beside the kernel log. */
@@ -984,8 +947,8 @@ note(const char *fmt, ...)
 	if ((size_t)n > sizeof(buf) - 2)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
-	write_all(note_fd, "fswb: ", 6);
-	write_all(note_fd, buf, (size_t)n);
+	agent_write_all(note_fd, "fswb: ", 6);
+	agent_write_all(note_fd, buf, (size_t)n);
 }
 
 static uint64_t
@@ -1015,18 +978,19 @@ connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 		rc = ssh_open(&s->t, ss, &network, NULL);
 		if (rc == OK)
 			break;
-		if (!network || worker_stop || now_ms() + RETRY_MS >= until) {
+		if (!network || agent_worker_stop || now_ms() + RETRY_MS >= until) {
 			if (network && s->reconnect)
-				say("%s (tried for %u s: the -o boot=SECONDS limit)", error_msg(),
-				    s->boot);
+				agent_worker_say("%s (tried for %u s: the -o boot=SECONDS limit)",
+						 error_msg(), s->boot);
 			else if (network)
-				say("%s (tried for %u s): check that it is up and its sshd listens "
-				    "there (-o port=PORT)",
-				    error_msg(), limit);
+				agent_worker_say("%s (tried for %u s): check that it is up and its "
+						 "sshd listens "
+						 "there (-o port=PORT)",
+						 error_msg(), limit);
 			else
-				say("%s", error_msg());
+				agent_worker_say("%s", error_msg());
 			free(name);
-			return worker_stop ? WK_STOPPED : WK_FAIL;
+			return agent_worker_stop ? WK_STOPPED : WK_FAIL;
 		}
 		if (!said)
 			note("%s; trying again for up to %u s", error_msg(), limit);
@@ -1102,7 +1066,7 @@ inspect(const struct ssh_session_priv *s, ssh_session ss)
 	rc = inspect_machine(ss, &s->t, s->fstests, s->work, tools.buf, &s->disks, &s->wipe, NULL);
 	strbuf_release(&tools);
 	if (rc != OK) {
-		say("%s", error_msg());
+		agent_worker_say("%s", error_msg());
 		return WK_FAIL;
 	}
 	return WK_OK;
@@ -1293,7 +1257,7 @@ out:
 	free(abs);
 	strbuf_release(&cmd);
 	if (rc != OK) {
-		say("%s", error_msg());
+		agent_worker_say("%s", error_msg());
 		return WK_FAIL;
 	}
 	return WK_OK;
@@ -1319,7 +1283,7 @@ push_agent(const struct ssh_session_priv *s, ssh_session ss)
 			   "cannot write the agent to %s on the test machine (exit status %d)",
 			   s->agent_remote, status);
 	if (rc != OK) {
-		say("%s", error_msg());
+		agent_worker_say("%s", error_msg());
 		code = WK_FAIL;
 	}
 	free(text);
@@ -1403,7 +1367,7 @@ settle(const struct ssh_session_priv *s, ssh_session ss)
 			   "%s use sudo without a password",
 			   s->work, name, status, s->t.user);
 	if (rc != OK) {
-		say("%s", error_msg());
+		agent_worker_say("%s", error_msg());
 		code = WK_FAIL;
 	}
 	free(cmd);
@@ -1429,7 +1393,7 @@ pump(ssh_channel ch, int is_stderr, int fd)
 	int n;
 
 	while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof(buf), is_stderr)) > 0)
-		if (fd >= 0 && !write_all(fd, buf, (size_t)n))
+		if (fd >= 0 && !agent_write_all(fd, buf, (size_t)n))
 			return false;
 	return n != SSH_ERROR;
 }
@@ -1440,15 +1404,12 @@ worker(void *arg)
 	struct ssh_session_priv *s = arg;
 	ssh_session ss = NULL;
 	ssh_channel agent = NULL, klog = NULL;
-	struct sigaction sa = { 0 };
 	char *cmd, *name = target_name(&s->t);
 	uint64_t last_alive = now_ms(), last_heard = now_ms();
 	bool in_open = true;
 	int code, con = s->con[1];
 
-	sa.sa_handler = on_term;
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	agent_worker_signals();
 	close(s->con[0]);
 	note_fd = con;
 	code = connect_until(s, &ss);
@@ -1469,7 +1430,7 @@ worker(void *arg)
 	klog = exec_channel(ss, cmd);
 	free(cmd);
 	if (!agent) {
-		say("cannot start the agent on %s: %s", name, ssh_get_error(ss));
+		agent_worker_say("cannot start the agent on %s: %s", name, ssh_get_error(ss));
 		code = WK_FAIL;
 		goto out;
 	}
@@ -1480,7 +1441,7 @@ worker(void *arg)
 		struct pollfd p[2] = { { ssh_get_fd(ss), POLLIN, 0 }, { 0, POLLIN, 0 } };
 		char buf[CHUNK];
 
-		if (worker_stop) {
+		if (agent_worker_stop) {
 			code = WK_STOPPED;
 			break;
 		}
@@ -1490,8 +1451,8 @@ worker(void *arg)
 
 			if (n > 0) {
 				if (ssh_channel_write(agent, buf, (uint32_t)n) != n) {
-					say("the connection to %s broke: %s", name,
-					    ssh_get_error(ss));
+					agent_worker_say("the connection to %s broke: %s", name,
+							 ssh_get_error(ss));
 					code = WK_LOST;
 					break;
 				}
@@ -1503,7 +1464,7 @@ worker(void *arg)
 		if (ssh_channel_poll(agent, 0) > 0 || ssh_channel_poll(agent, 1) > 0)
 			last_heard = now_ms();
 		if (!pump(agent, 0, 1) || !pump(agent, 1, con) || (klog && !pump(klog, 0, con))) {
-			say("the connection to %s broke: %s", name, ssh_get_error(ss));
+			agent_worker_say("the connection to %s broke: %s", name, ssh_get_error(ss));
 			code = WK_LOST;
 			break;
 		}
@@ -1513,19 +1474,20 @@ worker(void *arg)
 			pump(agent, 0, 1);
 			st = ssh_channel_get_exit_status(agent);
 			if (st == EXIT_LOCKED) {
-				say("another fswb run is using %s (its work directory %s is "
-				    "locked): "
-				    "wait for it, or give another -o workdir=DIR",
-				    name, s->work);
+				agent_worker_say(
+					"another fswb run is using %s (its work directory %s is "
+					"locked): "
+					"wait for it, or give another -o workdir=DIR",
+					name, s->work);
 				code = WK_FAIL;
 			} else if (st != 0) {
-				say("the agent on %s ended with status %d", name, st);
+				agent_worker_say("the agent on %s ended with status %d", name, st);
 				code = WK_FAIL;
 			}
 			break;
 		}
 		if (!ssh_is_connected(ss)) {
-			say("the connection to %s was lost", name);
+			agent_worker_say("the connection to %s was lost", name);
 			code = WK_LOST;
 			break;
 		}
@@ -1543,8 +1505,9 @@ worker(void *arg)
 			ssh_channel probe = ssh_channel_new(ss);
 
 			if (!probe || ssh_channel_open_session(probe) != SSH_OK) {
-				say("the connection to %s broke: the machine stopped answering",
-				    name);
+				agent_worker_say(
+					"the connection to %s broke: the machine stopped answering",
+					name);
 				if (probe)
 					ssh_channel_free(probe);
 				code = WK_LOST;
