@@ -485,11 +485,10 @@ lv_explain(const char *uri, const char *doing)
 			*strchr(file, '\'') = 0;
 		dir = file && *file == '/' ? closed_dir(file) : NULL;
 		out = xasprintf("%s: libvirt's QEMU cannot read fswb's files (%s); it runs as the "
-				"user qemu.conf names (libvirt-qemu on Debian)%s%s: use "
-				"qemu:///session or qemu:///embed?root=DIR (QEMU runs as you), or "
-				"set FSWB_DATA_DIR and FSWB_CACHE_DIR under a directory that user "
-				"can search",
-				doing, clean, dir ? ", and cannot search " : "", dir ? dir : "");
+				"user its qemu.conf names%s%s: use qemu:///system (fswb puts its "
+				"files into libvirt's storage pool), or let that user search the "
+				"directory",
+				doing, clean, dir ? ", which cannot search " : "", dir ? dir : "");
 		free(file);
 	} else if (strstr(msg, "no supported architecture") || strstr(msg, "Cannot find") ||
 		   strstr(msg, "emulator")) {
@@ -515,8 +514,9 @@ struct lv_session {
 	unsigned silence;
 	size_t ndisks;
 	/*
-	 * Pool mode (qemu:///system): the daemon's QEMU runs as another user,
-	 * which cannot read fswb's files, so the worker uploads the kernel, the
+	 * Pool mode (/system, remote hosts): the daemon's QEMU runs as another
+	 * user, perhaps elsewhere, which cannot read fswb's files, so the
+	 * worker uploads the kernel, the
 	 * initramfs and the appliance into the storage pool "fswb" (once each,
 	 * kept by key) and makes the session's overlay and disks there.
 	 */
