@@ -725,12 +725,47 @@ vol_create(virStoragePoolPtr pool, const char *name, uint64_t size, const char *
 	return v;
 }
 
+/* A sparse upload: data as read, holes (SEEK_DATA/SEEK_HOLE) only said. */
 static int
 send_chunk(virStreamPtr st, char *buf, size_t n, void *opaque)
 {
 	ssize_t r = read(*(int *)opaque, buf, n);
 
 	return r < 0 ? -1 : (int)r;
+}
+
+static int
+send_section(virStreamPtr st, int *in_data, long long *length, void *opaque)
+{
+	int fd = *(int *)opaque;
+	off_t cur = lseek(fd, 0, SEEK_CUR), data, hole;
+
+	if (cur < 0)
+		return -1;
+	data = lseek(fd, cur, SEEK_DATA);
+	if (data < 0 && errno != ENXIO)
+		return -1;
+	if (data < 0) {
+		/* a hole to the end: the implicit one at the end of every file */
+		*in_data = 0;
+		*length = 0;
+	} else if (data > cur) {
+		*in_data = 0;
+		*length = data - cur;
+	} else {
+		hole = lseek(fd, cur, SEEK_HOLE);
+		if (hole < 0)
+			return -1;
+		*in_data = 1;
+		*length = hole - cur;
+	}
+	return lseek(fd, cur, SEEK_SET) < 0 ? -1 : 0;
+}
+
+static int
+send_skip(virStreamPtr st, long long length, void *opaque)
+{
+	return lseek(*(int *)opaque, (off_t)length, SEEK_CUR) < 0 ? -1 : 0;
 }
 
 /*
@@ -792,10 +827,12 @@ vol_upload(struct wk *w, virStoragePoolPtr pool, const char *what, const char *f
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	{
 		char msg[512];
-		int n = snprintf(msg, sizeof(msg),
-				 "fswb: uploading the %s (%lld MiB) to libvirt's pool " POOL_NAME
-				 " at %s\n",
-				 what, (long long)(st.st_size >> 20), w->s->uri);
+		int n = snprintf(
+			msg, sizeof(msg),
+			"fswb: uploading the %s (%lld MiB of data in %lld MiB) to libvirt's "
+			"pool " POOL_NAME " at %s\n",
+			what, (long long)(st.st_blocks >> 11), (long long)(st.st_size >> 20),
+			w->s->uri);
 
 		if (n > 0)
 			agent_write_all(w->s->con[1], msg,
@@ -803,9 +840,11 @@ vol_upload(struct wk *w, virStoragePoolPtr pool, const char *what, const char *f
 	}
 	v = fd < 0 ? NULL : vol_create(pool, name, (uint64_t)st.st_size, "raw", NULL);
 	str = v ? virStreamNew(w->conn, 0) : NULL;
-	if (!str || virStorageVolUpload(v, str, 0, (unsigned long long)st.st_size, 0) < 0 ||
-	    virStreamSendAll(str, send_chunk, &fd) < 0 || virStreamFinish(str) < 0 ||
-	    !(d = vol_create(pool, done, 0, "raw", NULL))) {
+	if (!str ||
+	    virStorageVolUpload(v, str, 0, (unsigned long long)st.st_size,
+				VIR_STORAGE_VOL_UPLOAD_SPARSE_STREAM) < 0 ||
+	    virStreamSparseSendAll(str, send_chunk, send_section, send_skip, &fd) < 0 ||
+	    virStreamFinish(str) < 0 || !(d = vol_create(pool, done, 0, "raw", NULL))) {
 		why = lv_explain(w->s->uri, "cannot upload to libvirt's storage pool " POOL_NAME);
 		agent_worker_say("%s (the %s, %s)", why, what, file);
 		free(why);

@@ -70,10 +70,14 @@ check "remote: generic/001 passes" grep -qE '^generic/001 +pass ' "$T/out2"
 check "remote: generic/002 passes" grep -qE '^generic/002 +pass ' "$T/out2"
 run=$(last_run)
 check "remote: the appliance was uploaded to the pool" \
-	grep -q "uploading the appliance .* to libvirt's pool fswb" "$run/console.log"
+	grep -qE "uploading the appliance \([0-9]+ MiB of data in [0-9]+ MiB\) to libvirt's pool fswb" "$run/console.log"
 check "remote: the guest booted from there" grep -q 'Linux version' "$run/console.log"
 check "remote: the pool keeps the kernel, initramfs and appliance, once each" \
 	test "$(lvsh vol-list fswb | grep -c '\.done')" -eq 3
+vol=$(lvsh vol-list fswb | awk '$1 ~ /^fswb-appliance-[0-9a-f]+$/ { print $1 }')
+info=$(lvsh vol-info --bytes --pool fswb "$vol" 2>&1)
+check "remote: the appliance's holes were not sent (allocation below capacity)" \
+	test "$(awk '/^Allocation:/ { print $2 }' <<<"$info")" -lt "$(awk '/^Capacity:/ { print $2 }' <<<"$info")"
 check "remote: no session volume is left" sh -c "! lvsh vol-list fswb | grep -q 'fswb-ext4'"
 check "remote: no domain is left" test -z "$(lvsh list --all --name | tr -d '[:space:]')"
 
