@@ -1283,7 +1283,7 @@ lv_start(struct loop *loop, void *run, const struct session_spec *spec,
 	}
 	rc = lease_add_path(lease, spec->workdir);
 	if (rc == OK)
-		rc = mkdir_p(spec->workdir, 0711);
+		rc = mkdir_p(spec->workdir, 0700);
 	if (rc != OK)
 		goto fail;
 	s->workdir = xstrdup(spec->workdir);
@@ -1329,9 +1329,10 @@ made_kvm:
 		s->kernel = xstrdup(spec->kernel);
 		s->initrd = spec->initrd ? xstrdup(spec->initrd) : NULL;
 		s->appliance = xstrdup(spec->appliance);
-		s->item = xasprintf("volumes %s %s", s->uri, s->name);
-		rc = lease_add_item(lease, s->item);
-		free(s->item);
+		char *vols = xasprintf("volumes %s %s", s->uri, s->name);
+
+		rc = lease_add_item(lease, vols);
+		free(vols);
 		if (rc != OK)
 			goto fail;
 	} else {
