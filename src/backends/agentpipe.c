@@ -3,6 +3,7 @@
 #include "backends/agentpipe.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -281,8 +282,12 @@ agent_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, buf, len);
+		struct pollfd p = { fd, POLLOUT, 0 };
 
 		if (n < 0 && errno == EINTR)
+			continue;
+		/* a non-blocking fd (shared with a reader): wait until it takes more */
+		if (n < 0 && errno == EAGAIN && poll(&p, 1, -1) >= 0)
 			continue;
 		if (n <= 0)
 			return false;

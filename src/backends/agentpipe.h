@@ -70,7 +70,7 @@ void agent_pipe_release(struct agent_pipe *p);
 extern volatile sig_atomic_t agent_worker_stop;
 void agent_worker_signals(void);
 void agent_worker_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* All of buf to fd (a blocking one), through EINTR; false when it cannot. */
+/* All of buf to fd, through EINTR and (a non-blocking fd) EAGAIN; false when it cannot. */
 bool agent_write_all(int fd, const char *buf, size_t len);
 
 #endif

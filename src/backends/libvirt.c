@@ -44,11 +44,13 @@
 #include <fcntl.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,8 +70,9 @@
 #define CHUNK	    65536
 #define INQ_MAX	    (1u << 20)
 #define NAME_MAX_   48
-#define DISKS_MAX   25		   /* vdb..vdz */
-#define CTL_PORT    "org.fswb.ctl" /* the agent's channel (agent_proto.h) */
+#define DISKS_MAX   25		     /* vdb..vdz */
+#define CTL_PORT    "org.fswb.ctl"   /* the agent's channel (agent_proto.h) */
+#define SHELL_PORT  "org.fswb.shell" /* the shell's, once the agent starts one */
 
 /* The worker's exit codes: how the domain ended, for release. */
 enum {
@@ -353,6 +356,10 @@ lv_domain_xml(const struct lv_domain *d)
 			 "      <source mode='bind'/>\n"
 			 "      <target type='virtio' name='" CTL_PORT "'/>\n"
 			 "    </channel>\n"
+			 "    <channel type='unix'>\n"
+			 "      <source mode='bind'/>\n"
+			 "      <target type='virtio' name='" SHELL_PORT "'/>\n"
+			 "    </channel>\n"
 			 "    <rng model='virtio'><backend model='random'>/dev/urandom</backend>"
 			 "</rng>\n"
 			 "    <memballoon model='none'/>\n"
@@ -508,6 +515,9 @@ lv_explain(const char *uri, const char *doing)
 struct lv_session {
 	struct agent_pipe pipe;
 	int con[2];
+	int shell[2];	      /* a socket pair: the worker's end of the shell channel, and ours */
+	bool shell_open;      /* ours is read (after the agent's SHELLREADY) */
+	struct strbuf shellq; /* keys for the shell not written yet */
 	char *uri, *name, *xml, *workdir, *notice, *item;
 	struct lv_uri u;
 	bool kvm;
@@ -528,15 +538,28 @@ struct lv_session {
 	char *kernel, *initrd, *appliance, *cmdline;
 };
 
+/*
+ * A stream of the domain and this side of it: bytes from the domain go to
+ * out; bytes read from in (-1: none) are queued and sent to the domain.
+ */
+struct chan {
+	struct wk *w;
+	virStreamPtr st;
+	int in, out;
+	int watch; /* in's handle, or -1 */
+	bool open, in_open;
+	bool ends; /* its end is the domain's (console, agent): else it may just close */
+	struct strbuf q;
+};
+
 struct wk {
 	const struct lv_session *s;
 	virConnectPtr conn;
 	virDomainPtr dom;
-	virStreamPtr con_st, ctl_st;
-	int in_watch, tick;
+	struct chan con, ctl, shell;
+	int tick;
 	int paused; /* ticks paused for, from 1 */
-	bool in_open, con_open, ctl_open, done, stopped;
-	struct strbuf inq;
+	bool done, stopped;
 	int code;
 	uint64_t done_at;
 };
@@ -553,75 +576,108 @@ finish(struct wk *w, int code, const char *why)
 }
 
 static void
-update_streams(struct wk *w)
+chan_update(struct chan *c)
 {
-	if (w->ctl_open)
-		virStreamEventUpdateCallback(w->ctl_st,
+	if (c->open)
+		virStreamEventUpdateCallback(c->st,
 					     VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR |
 						     VIR_STREAM_EVENT_HANGUP |
-						     (w->inq.len ? VIR_STREAM_EVENT_WRITABLE : 0));
-	if (w->in_watch >= 0)
-		virEventUpdateHandle(w->in_watch, w->in_open && w->inq.len < INQ_MAX
-							  ? VIR_EVENT_HANDLE_READABLE
-							  : 0);
+						     (c->q.len ? VIR_STREAM_EVENT_WRITABLE : 0));
+	if (c->watch >= 0)
+		virEventUpdateHandle(
+			c->watch, c->in_open && c->q.len < INQ_MAX ? VIR_EVENT_HANDLE_READABLE : 0);
 }
 
 static void
-flush_in(struct wk *w)
+chan_flush(struct chan *c)
 {
-	while (w->inq.len && w->ctl_open) {
-		int n = virStreamSend(w->ctl_st, w->inq.buf, w->inq.len);
+	while (c->q.len && c->open) {
+		int n = virStreamSend(c->st, c->q.buf, c->q.len);
 
 		if (n == -2)
 			break;
 		if (n < 0) {
-			w->ctl_open = false;
+			c->open = false;
 			break;
 		}
-		strbuf_drop_front(&w->inq, (size_t)n);
+		strbuf_drop_front(&c->q, (size_t)n);
 	}
-	update_streams(w);
+	chan_update(c);
 }
 
 static void
 on_stream(virStreamPtr st, int events, void *opaque)
 {
-	struct wk *w = opaque;
-	bool is_ctl = st == w->ctl_st;
-	bool *open = is_ctl ? &w->ctl_open : &w->con_open;
+	struct chan *c = opaque;
 	char buf[CHUNK];
 	int n;
 
-	if (!*open)
+	if (!c->open)
 		return;
-	if (is_ctl && (events & VIR_STREAM_EVENT_WRITABLE))
-		flush_in(w);
+	if (events & VIR_STREAM_EVENT_WRITABLE)
+		chan_flush(c);
 	while ((n = virStreamRecv(st, buf, sizeof(buf))) > 0)
-		agent_write_all(is_ctl ? 1 : w->s->con[1], buf, (size_t)n);
+		agent_write_all(c->out, buf, (size_t)n);
 	if (n == 0 || n == -1 ||
 	    (n == -2 && (events & (VIR_STREAM_EVENT_ERROR | VIR_STREAM_EVENT_HANGUP)))) {
-		/* the domain's end: its lifecycle event says how */
-		*open = false;
+		c->open = false;
 		virStreamEventRemoveCallback(st);
-		if (!w->done_at)
-			w->done_at = 1;
+		/* the domain's end: its lifecycle event says how */
+		if (c->ends && !c->w->done_at)
+			c->w->done_at = 1;
+		/* the shell's end: fswb's side reads it as the end of the socket */
+		if (!c->ends && c->out >= 0)
+			shutdown(c->out, SHUT_WR);
 	}
 }
 
 static void
-on_stdin(int watch, int fd, int events, void *opaque)
+on_in(int watch, int fd, int events, void *opaque)
 {
-	struct wk *w = opaque;
+	struct chan *c = opaque;
 	char buf[CHUNK];
 	ssize_t n = read(fd, buf, sizeof(buf));
 
 	if (n > 0) {
-		strbuf_add(&w->inq, buf, (size_t)n);
-		flush_in(w);
+		strbuf_add(&c->q, buf, (size_t)n);
+		chan_flush(c);
 	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-		w->in_open = false; /* fswb is done with the agent */
-		update_streams(w);
+		c->in_open = false; /* fswb is done with it */
+		chan_update(c);
 	}
+}
+
+/* Open the domain's console (port NULL) or channel port as c; errors are said. */
+static bool
+chan_open(struct wk *w, struct chan *c, const char *port, int in, int out, bool ends)
+{
+	char *why, *what;
+
+	*c = (struct chan){ .w = w, .in = in, .out = out, .watch = -1, .ends = ends };
+	strbuf_init(&c->q);
+	c->st = virStreamNew(w->conn, VIR_STREAM_NONBLOCK);
+	if (c->st &&
+	    (port ? virDomainOpenChannel(w->dom, port, c->st, VIR_DOMAIN_CHANNEL_FORCE)
+		  : virDomainOpenConsole(w->dom, NULL, c->st, VIR_DOMAIN_CONSOLE_FORCE)) == 0) {
+		c->open = true;
+		virStreamEventAddCallback(c->st,
+					  VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR |
+						  VIR_STREAM_EVENT_HANGUP,
+					  on_stream, c, NULL);
+		if (in >= 0) {
+			fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
+			c->in_open = true;
+			c->watch = virEventAddHandle(in, VIR_EVENT_HANDLE_READABLE, on_in, c, NULL);
+		}
+		return true;
+	}
+	what = port ? xasprintf("cannot open the guest's channel %s", port)
+		    : xstrdup("cannot open the guest's serial console");
+	why = lv_explain(w->s->uri, what);
+	agent_worker_say("%s", why);
+	free(why);
+	free(what);
+	return false;
 }
 
 static int
@@ -993,12 +1049,12 @@ static int
 worker(void *arg)
 {
 	const struct lv_session *s = arg;
-	struct wk w = { .s = s, .in_watch = -1, .tick = -1, .in_open = true, .code = WK_FAILED };
+	struct wk w = { .s = s, .tick = -1, .code = WK_FAILED };
 	char *why, *xml = NULL;
 
 	agent_worker_signals();
 	close(s->con[0]);
-	strbuf_init(&w.inq);
+	close(s->shell[0]);
 	virSetErrorFunc(NULL, quiet);
 	if (virEventRegisterDefaultImpl() < 0) {
 		agent_worker_say("libvirt's event loop cannot start");
@@ -1031,33 +1087,11 @@ worker(void *arg)
 		free(why);
 		goto out;
 	}
-	w.con_st = virStreamNew(w.conn, VIR_STREAM_NONBLOCK);
-	w.ctl_st = virStreamNew(w.conn, VIR_STREAM_NONBLOCK);
-	if (!w.con_st || !w.ctl_st ||
-	    virDomainOpenConsole(w.dom, NULL, w.con_st, VIR_DOMAIN_CONSOLE_FORCE) < 0) {
-		why = lv_explain(s->uri, "cannot open the guest's serial console");
-		agent_worker_say("%s", why);
-		free(why);
+	/* the shell's channel carries nothing until the agent starts a shell on it */
+	if (!chan_open(&w, &w.con, NULL, -1, s->con[1], true) ||
+	    !chan_open(&w, &w.ctl, CTL_PORT, 0, 1, true) ||
+	    !chan_open(&w, &w.shell, SHELL_PORT, s->shell[1], s->shell[1], false))
 		goto out;
-	}
-	w.con_open = true;
-	if (virDomainOpenChannel(w.dom, CTL_PORT, w.ctl_st, VIR_DOMAIN_CHANNEL_FORCE) < 0) {
-		why = lv_explain(s->uri, "cannot open the guest's channel " CTL_PORT);
-		agent_worker_say("%s", why);
-		free(why);
-		goto out;
-	}
-	w.ctl_open = true;
-	virStreamEventAddCallback(w.con_st,
-				  VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR |
-					  VIR_STREAM_EVENT_HANGUP,
-				  on_stream, &w, NULL);
-	virStreamEventAddCallback(w.ctl_st,
-				  VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR |
-					  VIR_STREAM_EVENT_HANGUP,
-				  on_stream, &w, NULL);
-	fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
-	w.in_watch = virEventAddHandle(0, VIR_EVENT_HANDLE_READABLE, on_stdin, &w, NULL);
 	w.tick = virEventAddTimeout(200, on_tick, &w, NULL);
 	if (virDomainResume(w.dom) < 0) {
 		why = lv_explain(s->uri, "libvirt cannot resume the guest");
@@ -1069,10 +1103,8 @@ worker(void *arg)
 		if (virEventRunDefaultImpl() < 0)
 			finish(&w, WK_LEFT, "libvirt's event loop failed");
 	/* what the streams still hold */
-	if (w.ctl_open)
-		on_stream(w.ctl_st, VIR_STREAM_EVENT_READABLE, &w);
-	if (w.con_open)
-		on_stream(w.con_st, VIR_STREAM_EVENT_READABLE, &w);
+	on_stream(w.ctl.st, VIR_STREAM_EVENT_READABLE, &w.ctl);
+	on_stream(w.con.st, VIR_STREAM_EVENT_READABLE, &w.con);
 out:
 	/*
 	 * A domain still running is stopped, its streams first. Nothing else
@@ -1081,10 +1113,11 @@ out:
 	 * embedded driver (the stream's lock against the console's).
 	 */
 	if (w.dom && !w.stopped && w.code != WK_LEFT) {
-		if (w.con_st)
-			virStreamAbort(w.con_st);
-		if (w.ctl_st)
-			virStreamAbort(w.ctl_st);
+		struct chan *cs[] = { &w.con, &w.ctl, &w.shell };
+
+		for (size_t i = 0; i < ARRAY_SIZE(cs); i++)
+			if (cs[i]->st)
+				virStreamAbort(cs[i]->st);
 		if (virDomainDestroy(w.dom) < 0 && w.code == WK_GONE)
 			w.code = WK_LEFT;
 	}
@@ -1197,6 +1230,12 @@ lv_release(void *priv)
 	}
 	if (s->con[1] >= 0)
 		close(s->con[1]);
+	if (s->shell_open)
+		loop_del_fd(s->pipe.loop, s->shell[0]);
+	for (int i = 0; i < 2; i++)
+		if (s->shell[i] >= 0)
+			close(s->shell[i]);
+	strbuf_release(&s->shellq);
 	if (s->workdir && remove_tree(s->workdir) != OK)
 		error_clear();
 	lv_uri_release(&s->u);
@@ -1250,7 +1289,8 @@ lv_start(struct loop *loop, void *run, const struct session_spec *spec,
 	char *overlay = NULL, *qemu = NULL;
 	enum status rc;
 
-	s->con[0] = s->con[1] = -1;
+	s->con[0] = s->con[1] = s->shell[0] = s->shell[1] = -1;
+	strbuf_init(&s->shellq);
 	strvec_init(&s->disk_roles);
 	agent_pipe_init(&s->pipe, loop, cb, data);
 	s->pipe.why_from_err = true;
@@ -1361,11 +1401,13 @@ made_kvm:
 	rc = lease_add_item(lease, s->item);
 	if (rc != OK)
 		goto fail;
-	if (pipe2(s->con, O_CLOEXEC)) {
+	if (pipe2(s->con, O_CLOEXEC) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->shell)) {
 		rc = error(ERR_IO, "cannot make a pipe: %s", strerror(errno));
 		goto fail;
 	}
 	fcntl(s->con[0], F_SETFL, O_NONBLOCK);
+	fcntl(s->shell[0], F_SETFL, O_NONBLOCK);
 	o.fn = worker;
 	o.fn_arg = s;
 	o.fn_name = "fswb libvirt";
@@ -1376,7 +1418,8 @@ made_kvm:
 	if (rc != OK)
 		goto fail;
 	close(s->con[1]);
-	s->con[1] = -1;
+	close(s->shell[1]);
+	s->con[1] = s->shell[1] = -1;
 	{
 		char *n = xasprintf("the guest is the libvirt domain %s at %s%s%s", s->name, s->uri,
 				    s->notice ? "; " : "", s->notice ? s->notice : "");
@@ -1396,6 +1439,55 @@ out:
 	strvec_clear(&uris);
 	strvec_clear(&disks);
 	return rc;
+}
+
+static void
+on_shell(struct loop *loop, int fd, short revents, void *data)
+{
+	struct lv_session *s = data;
+	char buf[CHUNK];
+	ssize_t n;
+
+	if (revents & POLLOUT)
+		while (s->shellq.len && (n = write(fd, s->shellq.buf, s->shellq.len)) > 0)
+			strbuf_drop_front(&s->shellq, (size_t)n);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		s->pipe.cb.on_shell(s->pipe.data, buf, (size_t)n);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		loop_del_fd(loop, fd);
+		s->shell_open = false;
+		s->pipe.cb.on_shell(s->pipe.data, "", 0);
+		return;
+	}
+	loop_mod_fd(loop, fd, POLLIN | (s->shellq.len ? POLLOUT : 0));
+}
+
+/* The guest's shell port: the worker has it open; its bytes come through our socket. */
+static enum status
+lv_shell_open(void *priv)
+{
+	struct lv_session *s = priv;
+
+	if (s->shell[0] < 0)
+		return error(ERR_IO, "the guest's shell port is closed");
+	if (!s->shell_open)
+		loop_add_fd(s->pipe.loop, s->shell[0], POLLIN, on_shell, s);
+	s->shell_open = true;
+	return OK;
+}
+
+static enum status
+lv_shell_send(void *priv, const void *buf, size_t len)
+{
+	struct lv_session *s = priv;
+
+	if (!s->shell_open)
+		return error(ERR_IO, "the guest's shell is closed");
+	if (s->shellq.len + len > INQ_MAX * 64)
+		return error(ERR_LIMIT, "the guest's shell is not reading");
+	strbuf_add(&s->shellq, buf, len);
+	loop_mod_fd(s->pipe.loop, s->shell[0], POLLIN | POLLOUT);
+	return OK;
 }
 
 static enum status
@@ -1670,7 +1762,7 @@ static const struct backend_option lv_options[] = {
 const struct backend_ops libvirt_backend = {
 	.name = "libvirt",
 	.description = "a libvirt domain (qemu:///system, qemu:///session, or embedded)",
-	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL,
+	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL | BACKEND_SHELL,
 	.options = lv_options,
 	.init = lv_init,
 	.programs = lv_programs,
@@ -1688,4 +1780,6 @@ const struct backend_ops libvirt_backend = {
 	.machines = lv_machines,
 	.reap = lv_reap,
 	.here = lv_here,
+	.shell_open = lv_shell_open,
+	.shell_send = lv_shell_send,
 };

@@ -61,7 +61,8 @@ check "doctor names the missing daemon" grep -q "libvirt's daemon is not running
 
 # 3. An embedded driver, no daemon at all. First fswb killed (SIGKILL) in
 # the middle of a test: the driver's QEMU outlives it, doctor lists the
-# lease, and the next run removes the domain, saying so, then runs whole.
+# lease, and the next run removes the domain, saying so, then runs whole,
+# with a shell in the domain after the tests (--shell).
 before=$(last_run)
 "$FSWB" run --backend libvirt -o "uri=qemu:///embed?root=$EMBED" -o accel=tcg \
 	-c ext4/4k --fstests-src "$MINI" generic/012 >/dev/null 2>&1 &
@@ -75,7 +76,9 @@ out=$("$FSWB" doctor --backend libvirt -o "uri=qemu:///embed?root=$EMBED" 2>&1)
 check "doctor lists the lease with the domain" \
 	grep -q "item domain qemu:///embed?root=$EMBED/shard1 fswb-ext4-4k-" <<<"$out"
 
-out=$("$FSWB" run --backend libvirt -o "uri=qemu:///embed?root=$EMBED" -o accel=tcg \
+# --shell: after the tests, a shell in the domain over its second channel
+out=$(printf 'echo hi-from-$((6*7)); . "$HOST_OPTIONS"; echo "dev=$TEST_DEV"; exit\n' |
+	"$FSWB" run --shell --backend libvirt -o "uri=qemu:///embed?root=$EMBED" -o accel=tcg \
 	-c ext4/4k --fstests-src "$MINI" generic/001 generic/002 generic/005 2>"$T/err")
 rc=$?
 printf '%s\n' "$out" >"$T/out3"
@@ -86,6 +89,9 @@ check "embedded: generic/001 passes" grep -qE '^generic/001 +pass ' "$T/out3"
 check "embedded: generic/002 passes" grep -qE '^generic/002 +pass ' "$T/out3"
 check "embedded: generic/005 is not run, with check's reason" grep -qE '^generic/005 +notrun' "$T/out3"
 check "embedded: the domain is named" grep -q "libvirt domain fswb-ext4-4k-" "$T/err"
+check "embedded: the shell ran the commands in the domain" grep -q 'hi-from-42' "$T/out3"
+check "embedded: the shell has the run's local.config" grep -q 'dev=/dev/vdb' "$T/out3"
+check "embedded: the shell's end is seen" grep -q 'leaving the guest' "$T/out3"
 run=$(last_run)
 check "embedded: console.log holds the boot (the serial console stream)" \
 	grep -q 'Linux version' "$run/console.log"
