@@ -35,6 +35,18 @@ wait_test_start() {
 	return 1
 }
 
+# kill_mid_test URI: a run of generic/012 on URI, fswb killed (SIGKILL) once it started
+kill_mid_test() {
+	local before pid
+	before=$(last_run)
+	"$FSWB" run --backend libvirt -o "uri=$1" -o accel=tcg -c ext4/4k --fstests-src "$MINI" \
+		generic/012 >/dev/null 2>&1 &
+	pid=$!
+	wait_test_start "$before" generic/012
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null
+}
+
 # 1. URIs are checked at plan time, each with what to give instead.
 err=$("$FSWB" run -n --backend libvirt -o uri=qemu+tcp://box/system \
 	--fstests-src "$MINI" generic/001 2>&1)
@@ -63,13 +75,7 @@ check "doctor names the missing daemon" grep -q "libvirt's daemon is not running
 # the middle of a test: the driver's QEMU outlives it, doctor lists the
 # lease, and the next run removes the domain, saying so, then runs whole,
 # with a shell in the domain after the tests (--shell).
-before=$(last_run)
-"$FSWB" run --backend libvirt -o "uri=qemu:///embed?root=$EMBED" -o accel=tcg \
-	-c ext4/4k --fstests-src "$MINI" generic/012 >/dev/null 2>&1 &
-pid=$!
-wait_test_start "$before" generic/012
-kill -9 "$pid"
-wait "$pid" 2>/dev/null
+kill_mid_test "qemu:///embed?root=$EMBED"
 sleep 1
 check "killed, embedded: its QEMU is still running" test "$(qemus)" -eq 1
 out=$("$FSWB" doctor --backend libvirt -o "uri=qemu:///embed?root=$EMBED" 2>&1)
@@ -135,13 +141,7 @@ check "system: no QEMU is left" test "$(qemus)" -eq 0
 
 # 5. fswb killed (SIGKILL) mid-test on qemu:///system: the domain goes with
 # the connection (autodestroy).
-before=$(last_run)
-"$FSWB" run --backend libvirt -o "uri=$LIBVIRT_URI" -o accel=tcg \
-	-c ext4/4k --fstests-src "$MINI" generic/012 >/dev/null 2>&1 &
-pid=$!
-wait_test_start "$before" generic/012
-kill -9 "$pid"
-wait "$pid" 2>/dev/null
+kill_mid_test "$LIBVIRT_URI"
 for _ in $(seq 1 50); do [ -z "$(lvsh list --all --name | tr -d '[:space:]')" ] && break; sleep 0.2; done
 check "killed, system: its domain is gone with the connection" \
 	test -z "$(lvsh list --all --name | tr -d '[:space:]')"
