@@ -1747,11 +1747,6 @@ lv_init(void)
 	return OK;
 }
 
-static const struct backend_program lv_programs[] = {
-	{ "qemu-img", "--version", "it makes each guest's overlay of the appliance", false },
-	{ NULL, NULL, NULL, false },
-};
-
 static const struct backend_option lv_options[] = {
 	{ "uri", "URI[,URI...]", uri_check },		  /* where the domains run */
 	{ "accel", "tcg", backend_option_tcg },		  /* never KVM */
@@ -1765,7 +1760,6 @@ const struct backend_ops libvirt_backend = {
 	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL | BACKEND_SHELL,
 	.options = lv_options,
 	.init = lv_init,
-	.programs = lv_programs,
 	.doctor = lv_doctor,
 	.probe = lv_probe,
 	.start = lv_start,

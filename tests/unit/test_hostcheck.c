@@ -484,9 +484,14 @@ test_run_without_qemu(void **state)
 	/* a group per backend of this fswb, and none for backends it does not have */
 	for (size_t i = 0; i < hc.n; i++)
 		assert_true(!strcmp(hc.v[i].group, HC_HOST) || backend_find(hc.v[i].group));
-	for (const char *const *g = (const char *const[]){ "libvirt", "gce", "adb", NULL }; *g; g++)
+	for (const char *const *g = (const char *const[]){ "gce", "adb", NULL }; *g; g++)
 		assert_int_equal(hostcheck_group(&hc, *g, &first), 0);
 	assert_true(hostcheck_group(&hc, "qemu", &first) > 0);
+	/* libvirt: not chosen, so its daemon is not asked about, and nothing MISSING */
+	assert_int_equal(hostcheck_group(&hc, "libvirt", &first), 1);
+	assert_int_equal(first->state, HC_OK);
+	assert_false(first->shown);
+	assert_non_null(strstr(first->detail, "not tried (fswb doctor --backend libvirt tries it)"));
 	/* ssh: no machine named, so only how to name one, and nothing MISSING */
 	assert_int_equal(hostcheck_group(&hc, "ssh", &first), 1);
 	assert_int_equal(first->state, HC_OK);
