@@ -491,7 +491,8 @@ test_run_without_qemu(void **state)
 	assert_int_equal(hostcheck_group(&hc, "libvirt", &first), 1);
 	assert_int_equal(first->state, HC_OK);
 	assert_false(first->shown);
-	assert_non_null(strstr(first->detail, "not tried (fswb doctor --backend libvirt tries it)"));
+	assert_non_null(
+		strstr(first->detail, "not tried (fswb doctor --backend libvirt tries it)"));
 	/* ssh: no machine named, so only how to name one, and nothing MISSING */
 	assert_int_equal(hostcheck_group(&hc, "ssh", &first), 1);
 	assert_int_equal(first->state, HC_OK);
