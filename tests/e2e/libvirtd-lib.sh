@@ -20,6 +20,15 @@
 # the package made (libvirt-qemu on Debian), which cannot enter $T: fswb's
 # files reach it through the storage pool.
 
+#
+# Executed rather than sourced, this file tests itself with virsh.
+
+_lv_self_test=""
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	_lv_self_test=1
+	. "$(dirname "$0")/../lib.sh"
+fi
+
 _lv_give_up() {
 	skip "libvirt backend through a private libvirtd" "$1"
 	done_testing
@@ -91,3 +100,28 @@ libvirtd_stop() {
 	done
 	return 0
 }
+
+[ -n "$_lv_self_test" ] || return 0
+
+# ---- the self-test, with virsh ---------------------------------------------------
+
+run_state() { ls -A /run; ls -A /run/libvirt 2>/dev/null; }
+host_run=$(run_state)
+host_lib=$(ls -A /var/lib/libvirt 2>/dev/null)
+check "libvirtd_start" libvirtd_start
+check "virtlogd runs from its pidfile" kill -0 "$(cat "$LVD/virtlogd.pid")"
+check "libvirtd runs from its pidfile" kill -0 "$(cat "$LVD/libvirtd.pid")"
+check "virsh reaches it at the test's socket" lvsh version
+check "it runs QEMU guests" eval 'lvsh capabilities | grep -q "<domain type=.qemu."'
+check "its qemu.conf is the packaged default (empty)" test ! -s "$LVD/etc/qemu.conf"
+lvsh pool-create-as fswb-self-test dir --target /var/lib/libvirt/images/fswb-self-test --build \
+	>/dev/null 2>&1
+check "its /var/lib/libvirt is its own (a pool made there)" \
+	lvsh pool-info fswb-self-test
+check "... which the host does not see" test ! -e /var/lib/libvirt/images/fswb-self-test
+check "the host's /run is as before" test "$(run_state)" = "$host_run"
+libvirtd_stop
+check "libvirtd_stop: libvirtd is gone" eval '! kill -0 "$(cat "$LVD/libvirtd.pid")" 2>/dev/null'
+check "... and virtlogd" eval '! kill -0 "$(cat "$LVD/virtlogd.pid")" 2>/dev/null'
+check "the host's /var/lib/libvirt is as before" test "$(ls -A /var/lib/libvirt 2>/dev/null)" = "$host_lib"
+done_testing
