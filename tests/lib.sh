@@ -18,6 +18,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/fswb-test.XXXXXX")
 export FSWB_HOME=$T/home HOME=$T/home
 # the libvirt backend's default: a daemon that is nowhere, whatever this host runs
 export LIBVIRT_DEFAULT_URI=qemu:///system?socket=/nonexistent/fswb-test/libvirt-sock
+# the adb backend's server: a port where none answers (tests/e2e/adb-lib.sh starts its own)
+export ANDROID_ADB_SERVER_PORT=9
 mkdir -p "$HOME"
 _n=0
 _failed=0

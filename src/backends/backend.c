@@ -16,7 +16,7 @@
 #include "core/spawn.h"
 
 static const struct backend_ops *const all[] = { &qemu_backend, &libvirt_backend, &ssh_backend,
-						 &stdio_backend, NULL };
+						 &adb_backend,	&stdio_backend,	  NULL };
 
 static const struct arch_info arches[] = {
 	{ "x86_64", "x86_64", "ttyS0" },

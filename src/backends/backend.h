@@ -419,5 +419,12 @@ extern const struct backend_ops qemu_backend;
 extern const struct backend_ops stdio_backend;
 extern const struct backend_ops ssh_backend;
 extern const struct backend_ops libvirt_backend;
+extern const struct backend_ops adb_backend;
+
+/*
+ * `fswb appliance rm --device SERIAL`: what fswb keeps on an adb device in
+ * work (NULL: /data/fswb), the chroot with it, removed.
+ */
+enum status adb_remove_work(const char *serial, const char *work);
 
 #endif

@@ -17,6 +17,7 @@
 #include "core/loop.h"
 #include "core/paths.h"
 #include "core/plan.h"
+#include "backends/backend.h"
 #include "core/status.h"
 #include "core/util.h"
 #include "kbuild/kernel.h"
@@ -27,14 +28,15 @@ static const char appliance_usage[] =
 	"usage: fswb appliance build [--fstests-src DIR|URL] [--release NAME] [--mirror URL]\n"
 	"                            [--packages PKG,..] [-j N] [--force] [--dry-run] [--json]\n"
 	"       fswb appliance list [--json]\n"
-	"       fswb appliance rm ID... | --all\n"
+	"       fswb appliance rm ID... | --all | --device SERIAL [--workdir DIR]\n"
 	"       fswb appliance initramfs [--kernel VERSION] [--modules DIR]\n"
 	"\n"
 	"  build      build the test appliance (a Debian root filesystem with fstests and\n"
 	"             fswb's agent, as an ext4 image), or reuse the cached one made\n"
 	"             from the same inputs; prints its id and image\n"
 	"  list       the appliances in the cache\n"
-	"  rm         remove cached appliances (ID: a prefix of one, as list shows)\n"
+	"  rm         remove cached appliances (ID: a prefix of one, as list shows);\n"
+	"             --device: the chroot (and all of fswb's) on an Android device\n"
 	"  initramfs  build (or reuse) the initramfs a modular kernel boots with;\n"
 	"             prints its path\n"
 	"\n"
@@ -54,6 +56,8 @@ static const char appliance_usage[] =
 	"                            running one when installed, else the newest)\n"
 	"      --modules DIR         (initramfs) its modules directory (holding modules.dep)\n"
 	"      --all                 (rm) remove every cached appliance\n"
+	"      --device SERIAL       (rm) the adb device, as `adb devices` lists it\n"
+	"      --workdir DIR         (rm --device) fswb's directory there (/data/fswb)\n"
 	"      --json                print as JSON (build, list)\n";
 
 enum {
@@ -67,6 +71,8 @@ enum {
 	OPT_MODULES,
 	OPT_ALL,
 	OPT_JSON,
+	OPT_DEVICE,
+	OPT_WORKDIR,
 };
 
 static const struct option appliance_options[] = {
@@ -80,6 +86,8 @@ static const struct option appliance_options[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "modules", required_argument, NULL, OPT_MODULES },
 	{ "all", no_argument, NULL, OPT_ALL },
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "workdir", required_argument, NULL, OPT_WORKDIR },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -87,7 +95,7 @@ static const struct option appliance_options[] = {
 
 struct aopts {
 	const char *sub;
-	const char *fstests_src, *release, *mirror, *kernel, *modules;
+	const char *fstests_src, *release, *mirror, *kernel, *modules, *device, *workdir;
 	bool packages_given;
 	struct strvec packages;
 	unsigned jobs;
@@ -146,6 +154,12 @@ parse(int argc, char **argv, struct aopts *o)
 			break;
 		case OPT_ALL:
 			o->all = true;
+			break;
+		case OPT_DEVICE:
+			o->device = optarg;
+			break;
+		case OPT_WORKDIR:
+			o->workdir = optarg;
 			break;
 		case OPT_JSON:
 			o->json = true;
@@ -406,6 +420,17 @@ do_rm(struct aopts *o)
 {
 	int rc = 0;
 
+	if (o->workdir && !o->device)
+		die("fswb appliance rm: --workdir goes with --device SERIAL");
+	if (o->device) {
+		if (o->all || o->args.n)
+			die("fswb appliance rm: give --device SERIAL alone (IDs and --all are the "
+			    "cache's)");
+		if (adb_remove_work(o->device, o->workdir) != OK)
+			return cmd_fail("appliance rm");
+		printf("removed %s on %s\n", o->workdir ? o->workdir : "/data/fswb", o->device);
+		return 0;
+	}
 	if (o->all) {
 		unsigned removed = 0;
 
@@ -524,6 +549,10 @@ cmd_appliance(int argc, char **argv)
 		}
 	}
 	parse(argc - 1, argv + 1, &o);
+	if ((o.device || o.workdir) && strcmp(o.sub, "rm"))
+		die("fswb appliance %s: --device and --workdir are rm's (the chroot on an Android "
+		    "device)",
+		    o.sub);
 	loop = loop_new();
 	if (!strcmp(o.sub, "build"))
 		rc = do_build(loop, &o);
