@@ -1234,11 +1234,12 @@ prepare_device(struct adb_session_priv *s, const char *serial)
 		goto out;
 	arch = adb_abi_arch(fact(&facts, "abi"));
 	if (!arch || strcmp(arch, s->arch)) {
-		rc = error(ERR_UNSUPPORTED, "the device %s is %s, the appliance is for %s: %s",
-			   serial, *fact(&facts, "abi") ? fact(&facts, "abi") : "of an unknown ABI",
-			   s->arch,
-			   arch ? "give --arch to match the device"
-				: "fswb builds chroots for arm64-v8a and x86_64 devices");
+		rc = error(
+			ERR_UNSUPPORTED, "the device %s is %s, the appliance is for %s: %s", serial,
+			*fact(&facts, "abi") ? fact(&facts, "abi") : "of an unknown ABI", s->arch,
+			arch ? "fswb builds the appliance for this host's architecture: run fswb "
+			       "on a host of the device's"
+			     : "fswb makes chroots for arm64-v8a and x86_64 devices");
 		goto out;
 	}
 	if (selinux_words(&facts))
@@ -1276,7 +1277,7 @@ prepare_device(struct adb_session_priv *s, const char *serial)
 			stat(tarball, &tst);
 		need = (have ? 0 : (uint64_t)tst.st_size + unpacked) + s->loop_bytes;
 		if (kib * 1024 < need) {
-			char a[32], b[32], c[32];
+			char a[32], b[32], c[32], e[32];
 
 			rc = error(ERR_LIMIT,
 				   "the device %s has %s free in %s; fswb needs %s (%s for the "
@@ -1285,7 +1286,7 @@ prepare_device(struct adb_session_priv *s, const char *serial)
 				   serial, format_size(kib * 1024, a, sizeof(a)), s->t.work,
 				   format_size(need, b, sizeof(b)),
 				   format_size(need - s->loop_bytes, c, sizeof(c)),
-				   format_size(s->loop_bytes, a, sizeof(a)));
+				   format_size(s->loop_bytes, e, sizeof(e)));
 			goto out;
 		}
 	}
@@ -1686,6 +1687,14 @@ adb_start(struct loop *loop, void *run, const struct session_spec *spec,
 	s->t.serial = slot_serial(session_spec_opt(spec, "serial"), spec->slot);
 	s->t.work = xstrdup((v = session_spec_opt(spec, "workdir")) ? v : WORK_DEFAULT);
 	s->arch = spec->arch->name;
+	if (!arch_find(NULL) || strcmp(s->arch, arch_find(NULL)->name)) {
+		rc = error(
+			ERR_UNSUPPORTED,
+			"the adb backend's chroot is built for this host's architecture (%s), not "
+			"%s: run fswb on a host of the device's architecture",
+			arch_find(NULL) ? arch_find(NULL)->name : "unknown", s->arch);
+		goto fail;
+	}
 	if (!spec->appliance || !spec->agent)
 		BUG("an adb session without the appliance or the agent");
 	s->agent = xstrdup(spec->agent);
@@ -1876,16 +1885,18 @@ inspect_device(const struct plan *plan, char **name, char **facts_line, char **c
 
 		arch = adb_abi_arch(abi);
 		if (!arch)
-			rc = error(ERR_UNSUPPORTED,
-				   "the device %s is %s: fswb builds chroots for arm64-v8a and "
-				   "x86_64 devices",
-				   one->serial, *abi ? abi : "of an unknown ABI");
+			rc = error(
+				ERR_UNSUPPORTED,
+				"the device %s is %s: fswb makes chroots for arm64-v8a and x86_64 "
+				"devices",
+				one->serial, *abi ? abi : "of an unknown ABI");
 		else if (strcmp(arch, want))
 			rc = error(
 				ERR_UNSUPPORTED,
-				"the device %s is %s (%s) but the plan builds for %s: give --arch "
-				"%s",
-				one->serial, abi, arch, want, arch);
+				"the device %s is %s, the appliance is for %s: fswb builds the "
+				"appliance for this host's architecture: run fswb on a host of the "
+				"device's",
+				one->serial, abi, want);
 	}
 	if (rc == OK) {
 		char sz[32];
