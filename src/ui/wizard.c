@@ -1059,21 +1059,20 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 			w->plan.cpus == 1 ? "CPU" : "CPUs",
 			format_size(w->plan.mem, mem, sizeof(mem)));
 	}
-	if (y + 2 < maxy) {
-		y++;
-		ui_put(ui, y++, 2, ui->cols - 4, R_BOLD, "Guests at once");
+	if (y + 1 < maxy) {
+		ui_put(ui, y, 2, 16, R_BOLD, "Guests at once");
 		if (w->plan.shards)
-			ui_putf(ui, y++, 4, ui->cols - 6, R_NORMAL, "%u         (s changes it)",
+			ui_putf(ui, y++, 18, ui->cols - 19, R_NORMAL, "%-5u (s changes it)",
 				w->plan.shards);
 		else
-			ui_put(ui, y++, 4, ui->cols - 6, R_NORMAL,
-			       "auto      (s changes it: auto picks from this host's cores and "
+			ui_put(ui, y++, 18, ui->cols - 19, R_NORMAL,
+			       "auto  (s changes it: picks from this host's cores and "
 			       "memory)");
 		shards_here(w, 0, &why);
 		y = para(ui, y, 4, ui->cols - 6, maxy, R_DIM, why.buf);
 	}
 	strbuf_release(&why);
-	hint(ui, y0, body_h, "More backends (GCE, Android) are coming.");
+	hint(ui, y0, body_h, "The Compute Engine backend is coming.");
 }
 
 /* ---- step 5: tests ---- */

@@ -57,7 +57,7 @@ check_screen "backend: no memory is refused with the least" "'0' is not a memory
 check_screen "backend: the memory is unchanged" "2 GiB memory"
 ui_keys c C-u 1 Enter
 check_screen "backend: CPUs changed" "Each guest gets 1 CPU and 2 GiB memory"
-check_screen "backend: guests at once, auto by default" "auto      (s changes it"
+check_screen "backend: guests at once, auto by default" "Guests at once  auto  (s changes it"
 # the auto count is this host's: the words say how it came about, whatever the count
 check "backend: why that many guests" bash -c "$(declare -f ui_screen _tmux); UI_SOCK=$UI_SOCK UI_SESSION=$UI_SESSION; ui_screen | grep -qE '^    (1 guest: this host has [0-9]+ cores?(, keeps 1 for itself,)? and each guest takes 1|[0-9]+ guests at once: \\([0-9]+ cores - 1 for this host\\) / 1 CPU per guest = [0-9]+, )'"
 ui_keys s C-u 0 Enter
