@@ -1234,12 +1234,11 @@ prepare_device(struct adb_session_priv *s, const char *serial)
 		goto out;
 	arch = adb_abi_arch(fact(&facts, "abi"));
 	if (!arch || strcmp(arch, s->arch)) {
-		rc = error(
-			ERR_UNSUPPORTED, "the device %s is %s, the appliance is for %s: %s", serial,
-			*fact(&facts, "abi") ? fact(&facts, "abi") : "of an unknown ABI", s->arch,
-			arch ? "fswb builds the appliance for this host's architecture: run fswb "
-			       "on a host of the device's"
-			     : "fswb makes chroots for arm64-v8a and x86_64 devices");
+		rc = error(ERR_UNSUPPORTED, "the device %s is %s, the appliance is for %s: %s",
+			   serial, *fact(&facts, "abi") ? fact(&facts, "abi") : "of an unknown ABI",
+			   s->arch,
+			   arch ? "give --arch to build the appliance for the device"
+				: "fswb makes chroots for arm64-v8a and x86_64 devices");
 		goto out;
 	}
 	if (selinux_words(&facts))
@@ -1687,14 +1686,6 @@ adb_start(struct loop *loop, void *run, const struct session_spec *spec,
 	s->t.serial = slot_serial(session_spec_opt(spec, "serial"), spec->slot);
 	s->t.work = xstrdup((v = session_spec_opt(spec, "workdir")) ? v : WORK_DEFAULT);
 	s->arch = spec->arch->name;
-	if (!arch_find(NULL) || strcmp(s->arch, arch_find(NULL)->name)) {
-		rc = error(
-			ERR_UNSUPPORTED,
-			"the adb backend's chroot is built for this host's architecture (%s), not "
-			"%s: run fswb on a host of the device's architecture",
-			arch_find(NULL) ? arch_find(NULL)->name : "unknown", s->arch);
-		goto fail;
-	}
 	if (!spec->appliance || !spec->agent)
 		BUG("an adb session without the appliance or the agent");
 	s->agent = xstrdup(spec->agent);
@@ -1891,12 +1882,9 @@ inspect_device(const struct plan *plan, char **name, char **facts_line, char **c
 				"devices",
 				one->serial, *abi ? abi : "of an unknown ABI");
 		else if (strcmp(arch, want))
-			rc = error(
-				ERR_UNSUPPORTED,
-				"the device %s is %s, the appliance is for %s: fswb builds the "
-				"appliance for this host's architecture: run fswb on a host of the "
-				"device's",
-				one->serial, abi, want);
+			rc = error(ERR_UNSUPPORTED,
+				   "the device %s is %s, the appliance is for %s: give --arch %s",
+				   one->serial, abi, want, arch);
 	}
 	if (rc == OK) {
 		char sz[32];
@@ -1934,11 +1922,46 @@ run_devices(const struct plan *plan, struct strvec *out)
 		strvec_split(out, plan_backend_opt(plan, "pool"), ",");
 }
 
+/* Several devices and no serial= named: the list to pick from, into out; false otherwise. */
+static bool
+probe_pick(const struct plan *plan, struct backend_probe *out)
+{
+	struct adb_device *d = NULL;
+	struct strvec names = STRVEC_INIT;
+	size_t n = 0;
+	char *list;
+
+	if (plan_backend_opt(plan, "serial") || list_devices(false, &d, &n) != OK || n < 2) {
+		error_clear();
+		adb_devices_free(d, n);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *w = device_words(&d[i]);
+
+		strvec_pushf(&names, "%s%s%s", w, strcmp(d[i].state, "device") ? ": " : "",
+			     strcmp(d[i].state, "device") ? d[i].state : "");
+		free(w);
+	}
+	list = strvec_join(&names, "; ");
+	out->summary = xasprintf("not usable yet: %zu devices are attached, pick one", n);
+	out->why = xasprintf("attached: %s", list);
+	out->fix = xasprintf("o, then serial=%s (one of them; several: serial=A,B)", d[0].serial);
+	free(list);
+	strvec_clear(&names);
+	adb_devices_free(d, n);
+	return true;
+}
+
 static enum status
 adb_probe(const struct plan *plan, struct backend_probe *out)
 {
 	char *name, *facts, *caveat;
-	enum status rc = inspect_device(plan, &name, &facts, &caveat);
+	enum status rc;
+
+	if (probe_pick(plan, out))
+		return OK;
+	rc = inspect_device(plan, &name, &facts, &caveat);
 
 	if (rc != OK && server_down) {
 		char *adb = path_which("adb", NULL, NULL);
@@ -2037,6 +2060,27 @@ adb_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 		free(w);
 	}
 	adb_devices_free(d, n);
+	{
+		bool arm = arch_find(NULL) && !strcmp(arch_find(NULL)->name, "arm64");
+		const char *other = arm ? "x86_64" : "arm64", *qemu = arm ? "x86_64" : "aarch64";
+
+		if (binfmt_runs(qemu))
+			finding(out, max, &k, FINDING_OK, "other chroots",
+				xasprintf("%s appliances can be built here (qemu-user-static)",
+					  other),
+				NULL);
+		else
+			finding(out, max, &k, FINDING_WARN, "other chroots",
+				xasprintf(
+					"%s devices need --arch %s, which runs %s programs through "
+					"qemu-user-static: binfmt_misc has no qemu-%s here",
+					other, other, other, qemu),
+				xasprintf("apt-get install qemu-user-static binfmt-support; "
+					  "update-binfmts --enable qemu-%s (without systemd: mount "
+					  "-t "
+					  "binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc first)",
+					  qemu));
+	}
 	if (inspect_device(plan, &name, &facts, &caveat) != OK)
 		finding(out, max, &k, FINDING_MISSING, "test device", xstrdup(error_msg()), NULL);
 	else

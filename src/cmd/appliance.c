@@ -26,6 +26,7 @@
 
 static const char appliance_usage[] =
 	"usage: fswb appliance build [--fstests-src DIR|URL] [--release NAME] [--mirror URL]\n"
+	"                            [--arch ARCH]\n"
 	"                            [--packages PKG,..] [-j N] [--force] [--dry-run] [--json]\n"
 	"       fswb appliance list [--json]\n"
 	"       fswb appliance rm ID... | --all | --device SERIAL [--workdir DIR]\n"
@@ -47,6 +48,8 @@ static const char appliance_usage[] =
 	"                            file, else the host's)\n"
 	"      --mirror URL          Debian mirror (default: 'mirror' in the config file,\n"
 	"                            else the host's apt sources)\n"
+	"      --arch ARCH           x86_64 or arm64 (default: this host's; another one is\n"
+	"                            built through qemu-user-static)\n"
 	"      --packages PKG,..     replace the package list (for tests: 'mount' alone\n"
 	"                            makes a small appliance that still boots)\n"
 	"  -j, --jobs N              make -jN for fstests (default: the number of CPUs)\n"
@@ -73,6 +76,7 @@ enum {
 	OPT_JSON,
 	OPT_DEVICE,
 	OPT_WORKDIR,
+	OPT_ARCH,
 };
 
 static const struct option appliance_options[] = {
@@ -87,6 +91,7 @@ static const struct option appliance_options[] = {
 	{ "modules", required_argument, NULL, OPT_MODULES },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "arch", required_argument, NULL, OPT_ARCH },
 	{ "workdir", required_argument, NULL, OPT_WORKDIR },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
@@ -95,7 +100,7 @@ static const struct option appliance_options[] = {
 
 struct aopts {
 	const char *sub;
-	const char *fstests_src, *release, *mirror, *kernel, *modules, *device, *workdir;
+	const char *fstests_src, *release, *mirror, *kernel, *modules, *device, *workdir, *arch;
 	bool packages_given;
 	struct strvec packages;
 	unsigned jobs;
@@ -157,6 +162,11 @@ parse(int argc, char **argv, struct aopts *o)
 			break;
 		case OPT_DEVICE:
 			o->device = optarg;
+			break;
+		case OPT_ARCH:
+			if (strcmp(optarg, "x86_64") && strcmp(optarg, "arm64"))
+				die("fswb appliance: --arch: '%s' is not x86_64 or arm64", optarg);
+			o->arch = optarg;
 			break;
 		case OPT_WORKDIR:
 			o->workdir = optarg;
@@ -255,6 +265,7 @@ appliance_json(const struct appliance *a)
 	json_object_set_new(o, "fstests_src", jstr(a->fstests_src));
 	json_object_set_new(o, "fstests_rev", jstr(a->fstests_rev));
 	json_object_set_new(o, "tool", jstr(a->tool));
+	json_object_set_new(o, "arch", jstr(a->arch));
 	json_object_set_new(o, "packages", json_integer(a->packages));
 	json_object_set_new(o, "image_size", json_integer((json_int_t)a->image_size));
 	json_object_set_new(o, "image_used", json_integer((json_int_t)a->image_used));
@@ -311,6 +322,7 @@ fill_opts(const struct aopts *o, struct appliance_opts *ao)
 	ao->release = o->release;
 	ao->mirror = o->mirror;
 	ao->fstests_src = o->fstests_src;
+	ao->arch = o->arch;
 	ao->packages = o->packages_given ? (const char *const *)o->packages.v : NULL;
 	ao->jobs = o->jobs;
 	ao->force = o->force;
@@ -549,6 +561,8 @@ cmd_appliance(int argc, char **argv)
 		}
 	}
 	parse(argc - 1, argv + 1, &o);
+	if (o.arch && strcmp(o.sub, "build"))
+		die("fswb appliance %s: --arch is build's", o.sub);
 	if ((o.device || o.workdir) && strcmp(o.sub, "rm"))
 		die("fswb appliance %s: --device and --workdir are rm's (the chroot on an Android "
 		    "device)",

@@ -684,3 +684,16 @@ out:
 	free(tmp);
 	return rc;
 }
+
+bool
+binfmt_runs(const char *machine)
+{
+	char *path = xasprintf("/proc/sys/fs/binfmt_misc/qemu-%s", machine), *text = NULL;
+	size_t len;
+	bool on = read_file(path, 4096, &text, &len) == OK && !strncmp(text, "enabled", 7);
+
+	error_clear();
+	free(text);
+	free(path);
+	return on;
+}

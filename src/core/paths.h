@@ -71,6 +71,11 @@ bool write_fd_all(int fd, const void *buf, size_t len);
 char *path_which(const char *prog, const char *path, const char *extra);
 /* Whether path_which(prog, NULL, NULL) finds it. */
 bool path_has_program(const char *prog);
+/*
+ * Programs of the machine called machine ("aarch64", uname -m's spelling)
+ * run here through qemu-user-static: binfmt_misc has qemu-MACHINE enabled.
+ */
+bool binfmt_runs(const char *machine);
 
 /* Read a whole file (at most max bytes, else ERR_LIMIT) into *out (free()). */
 enum status read_file(const char *path, size_t max, char **out, size_t *len);

@@ -69,6 +69,7 @@ fill_resolved(const struct inputs *in, const char *cache, struct appliance *a)
 	a->fstests_src = xstrdup(in->src);
 	a->fstests_rev = xstrdup(in->rev);
 	a->tool = xstrdup(in->tools.tool == TOOL_DEBOOTSTRAP ? "debootstrap" : "mmdebstrap");
+	a->arch = xstrdup(in->arch);
 	a->packages = (unsigned)in->packages.n;
 }
 

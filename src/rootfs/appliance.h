@@ -110,6 +110,13 @@ struct appliance_opts {
 	 * base system only, for tests).
 	 */
 	const char *const *packages;
+	/*
+	 * NULL: this host's. "arm64" on an x86_64 host (or the reverse): the
+	 * packages are the other architecture's and their scripts, and the
+	 * fstests build, run through qemu-user-static (binfmt_misc); the key
+	 * then says the architecture.
+	 */
+	const char *arch;
 	unsigned jobs;	    /* make -jN for fstests; 0: the number of online CPUs */
 	bool force;	    /* build even when cached (the new build replaces the old) */
 	const bool *cancel; /* optional: set (from a loop callback) to stop the build */
@@ -125,6 +132,7 @@ struct appliance {
 	char *fstests_src;   /* as given (a directory's real path) */
 	char *fstests_rev;   /* the commit of a URL; "dir:DIGEST16" for a directory */
 	char *tool;	     /* "mmdebstrap" or "debootstrap" */
+	char *arch;	     /* Debian's name: "amd64", "arm64" */
 	uint64_t image_size; /* the image's apparent size, bytes */
 	uint64_t image_used; /* what it occupies on disk, bytes */
 	double build_seconds;

@@ -105,6 +105,8 @@ void ap_runner_release(struct runner *r);
 
 struct inputs {
 	char *release, *mirror;
+	char *arch;	 /* Debian's name of the packages' architecture: "amd64", "arm64" */
+	bool foreign;	 /* not this host's: run through qemu-user-static */
 	char *src;	 /* directory's real path, or the URL with #REF */
 	char *url, *ref; /* a URL's parts */
 	bool is_url;
@@ -126,6 +128,11 @@ void ap_inputs_release(struct inputs *in);
 enum status ap_resolve_inputs(struct runner *r, const struct appliance_opts *o, struct inputs *in);
 /* At least min hex digits, and nothing else. */
 bool ap_is_hex(const char *s, size_t min);
+
+/* Debian's name of the plan's architecture ("x86_64" -> "amd64"), NULL: this host's; NULL if unknown. */
+const char *ap_debian_arch(const char *arch);
+/* A foreign arch's programs run here (binfmt_misc has qemu-user-static for it), else why not and the fix. */
+enum status ap_binfmt_check(const char *debarch);
 
 /* ---- cache.c ---- */
 

@@ -469,6 +469,8 @@ bootstrap_mmdebstrap(struct runner *r, const struct inputs *in, const struct ste
 	strvec_push(&argv, in->tools.unshare ? "--mode=unshare" : "--mode=root");
 	strvec_pushv(&argv, (const char *const[]){ "--variant=apt", "--format=directory",
 						   "--verbose", NULL });
+	if (in->foreign)
+		strvec_pushf(&argv, "--architectures=%s", in->arch);
 	if (in->packages.n) {
 		char *list = strvec_join(&in->packages, ",");
 

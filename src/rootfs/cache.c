@@ -33,6 +33,7 @@ appliance_release(struct appliance *a)
 	free(a->fstests_src);
 	free(a->fstests_rev);
 	free(a->tool);
+	free(a->arch);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -74,6 +75,7 @@ ap_meta_read(const char *dir, struct appliance *a)
 	a->release = json_str_dup(root, "release");
 	a->mirror = json_str_dup(root, "mirror");
 	a->tool = json_str_dup(root, "tool");
+	a->arch = json_str_dup(root, "arch"); /* NULL in an appliance made before it was kept */
 	f = json_object_get(root, "fstests");
 	if (json_is_object(f)) {
 		a->fstests_src = json_str_dup(f, "source");
@@ -108,6 +110,7 @@ ap_meta_write(const char *dir, const struct inputs *in, double seconds, uint64_t
 	json_object_set_new(o, "key", json_string(in->key));
 	json_object_set_new(o, "release", json_string(in->release));
 	json_object_set_new(o, "mirror", json_string(in->mirror));
+	json_object_set_new(o, "arch", json_string(in->arch));
 	json_object_set_new(
 		o, "tool",
 		json_string(in->tools.tool == TOOL_DEBOOTSTRAP ? "debootstrap" : "mmdebstrap"));

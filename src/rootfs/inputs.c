@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "core/paths.h"
 #include "core/sha.h"
@@ -178,6 +179,7 @@ ap_inputs_release(struct inputs *in)
 {
 	free(in->release);
 	free(in->mirror);
+	free(in->arch);
 	free(in->src);
 	free(in->url);
 	free(in->ref);
@@ -205,6 +207,24 @@ ap_resolve_inputs(struct runner *r, const struct appliance_opts *o, struct input
 	rc = ap_tools_probe(&in->tools, NULL);
 	if (rc != OK)
 		return rc;
+	{
+		const char *here = ap_debian_arch(NULL), *want = ap_debian_arch(o->arch);
+
+		if (!here || !want)
+			return error(ERR_UNSUPPORTED,
+				     "fswb builds appliances for x86_64 and arm64, "
+				     "not %s",
+				     o->arch ? o->arch : "this host's architecture");
+		in->arch = xstrdup(want);
+		in->foreign = strcmp(here, want) != 0;
+		if (in->foreign && in->tools.tool == TOOL_DEBOOTSTRAP)
+			return error(ERR_UNSUPPORTED,
+				     "an appliance for %s on this %s host needs mmdebstrap "
+				     "(debootstrap builds for this host only): install mmdebstrap",
+				     want, here);
+		if (in->foreign && (rc = ap_binfmt_check(want)) != OK)
+			return rc;
+	}
 	rc = appliance_config_read(NULL, &cfg_release, &cfg_mirror);
 	if (rc != OK)
 		goto out;
@@ -316,6 +336,8 @@ ap_resolve_inputs(struct runner *r, const struct appliance_opts *o, struct input
 	sha_addf(&sha, "tool %s",
 		 in->tools.tool == TOOL_DEBOOTSTRAP ? "debootstrap" : "mmdebstrap");
 	sha_addf(&sha, "release %s", in->release);
+	if (in->foreign) /* this host's appliances keep the keys they had */
+		sha_addf(&sha, "arch %s", in->arch);
 	sha_addf(&sha, "mirror %s", in->mirror);
 	sha_addf(&sha, "packages %zu", in->packages.n);
 	for (size_t i = 0; i < in->packages.n; i++)
@@ -329,4 +351,37 @@ out:
 	free(cfg_release);
 	free(cfg_mirror);
 	return rc;
+}
+
+const char *
+ap_debian_arch(const char *arch)
+{
+	struct utsname u;
+
+	if (!arch) {
+		if (uname(&u))
+			return NULL;
+		arch = !strcmp(u.machine, "aarch64") ? "arm64" : u.machine;
+	}
+	if (!strcmp(arch, "x86_64"))
+		return "amd64";
+	if (!strcmp(arch, "arm64"))
+		return "arm64";
+	return NULL;
+}
+
+enum status
+ap_binfmt_check(const char *debarch)
+{
+	const char *qemu = !strcmp(debarch, "arm64") ? "aarch64" : "x86_64";
+
+	if (binfmt_runs(qemu))
+		return OK;
+	return error(ERR_UNSUPPORTED,
+		     "an appliance for %s runs %s programs while it is built, through "
+		     "qemu-user-static, and binfmt_misc has no qemu-%s here: apt-get install "
+		     "qemu-user-static binfmt-support, then update-binfmts --enable qemu-%s "
+		     "(without systemd, as root: mount -t binfmt_misc binfmt_misc "
+		     "/proc/sys/fs/binfmt_misc first)",
+		     debarch, debarch, qemu, qemu);
 }

@@ -616,7 +616,9 @@ prepare_kernel(struct engine *e)
 static enum status
 prepare_appliance(struct engine *e)
 {
-	struct appliance_opts o = { .fstests_src = e->plan.fstests_src, .cancel = &e->interrupted };
+	struct appliance_opts o = { .fstests_src = e->plan.fstests_src,
+				    .arch = e->plan.kernel.arch,
+				    .cancel = &e->interrupted };
 	enum status rc;
 
 	rc = appliance_ensure(e->loop, &e->own, &o, &e->appliance);

@@ -484,8 +484,12 @@ test_run_without_qemu(void **state)
 	/* a group per backend of this fswb, and none for backends it does not have */
 	for (size_t i = 0; i < hc.n; i++)
 		assert_true(!strcmp(hc.v[i].group, HC_HOST) || backend_find(hc.v[i].group));
-	for (const char *const *g = (const char *const[]){ "gce", "adb", NULL }; *g; g++)
-		assert_int_equal(hostcheck_group(&hc, *g, &first), 0);
+	assert_int_equal(hostcheck_group(&hc, "gce", &first), 0);
+	/* adb: not chosen, so no device is looked at, and nothing of it on the welcome screen */
+	assert_true(hostcheck_group(&hc, "adb", &first) > 0);
+	for (size_t i = 0; i < hc.n; i++)
+		if (!strcmp(hc.v[i].group, "adb"))
+			assert_false(hc.v[i].shown);
 	assert_true(hostcheck_group(&hc, "qemu", &first) > 0);
 	/* libvirt: not chosen, so its daemon is not asked about, and nothing MISSING */
 	assert_int_equal(hostcheck_group(&hc, "libvirt", &first), 1);
@@ -543,7 +547,8 @@ static void
 test_names(void **state)
 {
 	assert_string_equal(hc_group_title(HC_HOST), "the kernel, disk and tools on this machine");
-	assert_string_equal(hc_group_title("adb"), "?");
+	assert_string_equal(hc_group_title("gce"), "?");
+	assert_string_equal(hc_group_title("adb"), adb_backend.description);
 	assert_string_equal(hc_group_title("qemu"), qemu_backend.description);
 	assert_string_equal(hc_state_str(HC_OK), "ok");
 	assert_string_equal(hc_state_str(HC_MISSING), "MISSING");
