@@ -292,6 +292,8 @@ adb_v2_next(const char *buf, size_t n, int *id, const char **data, size_t *len)
 	if (n < 5)
 		return 0;
 	l = (uint32_t)u[1] | (uint32_t)u[2] << 8 | (uint32_t)u[3] << 16 | (uint32_t)u[4] << 24;
+	if (l > ADB_V2_MAX)
+		return SIZE_MAX;
 	if (n - 5 < l)
 		return 0;
 	*id = u[0];
@@ -659,6 +661,13 @@ dev_run(const char *serial, const char *cmd, const char *in, size_t inlen, struc
 		int id;
 
 		while ((used = adb_v2_next(buf.buf, buf.len, &id, &data, &len))) {
+			if (used == SIZE_MAX) {
+				rc = error(
+					ERR_PROTOCOL,
+					"the device %s sent a shell packet of more than %u bytes",
+					serial, ADB_V2_MAX);
+				goto out;
+			}
 			struct strbuf *to = id == ID_STDOUT ? out : id == ID_STDERR ? err : NULL;
 
 			if (to && to->len + len <= REPLY_MAX)
@@ -1214,13 +1223,43 @@ push_file(const struct adb_session_priv *s, const char *serial, const char *loca
 	return rc;
 }
 
+/* The helper script to WORK/fswb-adb.sh, through a private file in fswb's cache. */
+static enum status
+push_helper(const struct adb_session_priv *s, const char *serial)
+{
+	char *cache = NULL, *tmp, *path;
+	enum status rc = fswb_dir_make(DIR_CACHE, "adb", &cache);
+	int fd;
+
+	if (rc != OK)
+		return rc;
+	tmp = xasprintf("%s/fswb-adb.sh.XXXXXX", cache);
+	fd = mkstemp(tmp);
+	if (fd < 0 || !write_fd_all(fd, helper_script, sizeof(helper_script) - 1)) {
+		rc = error(ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd), unlink(tmp);
+		free(tmp);
+		free(cache);
+		return rc;
+	}
+	close(fd);
+	path = path_join(s->t.work, "fswb-adb.sh");
+	rc = push_file(s, serial, tmp, path);
+	unlink(tmp);
+	free(tmp);
+	free(path);
+	free(cache);
+	return rc;
+}
+
 /* Everything the agent's start needs on the device: WORK, the helper, the chroot, the agent. */
 static int
 prepare_device(struct adb_session_priv *s, const char *serial)
 {
 	struct strvec facts = STRVEC_INIT;
 	struct strbuf q = STRBUF_INIT, err = STRBUF_INIT;
-	char *cmd = NULL, *tmp = NULL, *path = NULL, *tarball = NULL;
+	char *cmd = NULL, *path = NULL, *tarball = NULL;
 	const char *arch;
 	uint64_t kib = 0, unpacked = 0, need;
 	enum status rc;
@@ -1289,17 +1328,7 @@ prepare_device(struct adb_session_priv *s, const char *serial)
 			goto out;
 		}
 	}
-	tmp = xasprintf("/tmp/fswb-adb-%d.sh", (int)getpid());
-	{
-		FILE *f = fopen(tmp, "w");
-
-		if (!f || fputs(helper_script, f) == EOF || fclose(f)) {
-			rc = error(ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-			goto out;
-		}
-	}
-	path = path_join(s->t.work, "fswb-adb.sh");
-	rc = push_file(s, serial, tmp, path);
+	rc = push_helper(s, serial);
 	if (rc != OK)
 		goto out;
 	if (!have) {
@@ -1330,7 +1359,6 @@ prepare_device(struct adb_session_priv *s, const char *serial)
 		if (rc != OK)
 			goto out;
 	}
-	free(path);
 	path = path_join(s->t.work, "fswb-agent");
 	rc = push_file(s, serial, s->agent, path);
 	if (rc == OK)
@@ -1338,9 +1366,6 @@ prepare_device(struct adb_session_priv *s, const char *serial)
 out:
 	if (rc != OK)
 		agent_worker_say("%s", error_msg());
-	if (tmp)
-		unlink(tmp);
-	free(tmp);
 	free(path);
 	free(cmd);
 	free(tarball);
@@ -1375,6 +1400,8 @@ stream_pump(struct stream *st, int out, int err, struct strbuf *errtail,
 		return st->open = false;
 	strbuf_add(&st->in, chunk, (size_t)n);
 	while ((used = adb_v2_next(st->in.buf, st->in.len, &id, &data, &len))) {
+		if (used == SIZE_MAX) /* a broken stream: its end */
+			return st->open = false;
 		if (id == ID_STDOUT && out >= 0)
 			filter ? filter(out, data, len) : (void)agent_write_all(out, data, len);
 		else if (id == ID_STDERR) {
@@ -1841,12 +1868,39 @@ device_words(const struct adb_device *d)
 	return xstrdup(d->serial);
 }
 
+/* What fswb keeps in WORK on the device ("fswb's chroot and files in ... (700 MiB)"), or NULL. */
+static char *
+kept_words(const struct target *t, const char *serial)
+{
+	struct strbuf q = STRBUF_INIT, out = STRBUF_INIT;
+	char *cmd, *words = NULL;
+	unsigned long long kib;
+	int st = -1;
+
+	strbuf_adds(&q, "cd ");
+	sq_quote(&q, t->work);
+	strbuf_adds(&q, " 2>/dev/null && du -sk .");
+	cmd = as_root(t, q.buf);
+	if (dev_run(serial, cmd, NULL, 0, &out, NULL, &st, IO_MS) == OK && st == 0 && out.buf &&
+	    out.buf[0] >= '0' && out.buf[0] <= '9' && sscanf(out.buf, "%llu", &kib) == 1) {
+		char sz[32];
+
+		words = xasprintf("fswb's chroot and files in %s on %s (%s)", t->work, serial,
+				  format_size((uint64_t)kib * 1024, sz, sizeof(sz)));
+	}
+	error_clear();
+	free(cmd);
+	strbuf_release(&q);
+	strbuf_release(&out);
+	return words;
+}
+
 /*
  * What the device is, for the probe and doctor: its line, and why it cannot
  * be used (an error) or what the user should know.
  */
 static enum status
-inspect_device(const struct plan *plan, char **name, char **facts_line, char **caveat)
+inspect_device(const struct plan *plan, char **name, char **facts_line, char **caveat, char **kept)
 {
 	struct adb_device *d = NULL;
 	const struct adb_device *one = NULL;
@@ -1858,7 +1912,7 @@ inspect_device(const struct plan *plan, char **name, char **facts_line, char **c
 							       : "x86_64";
 	enum status rc = list_devices(false, &d, &n);
 
-	*name = *facts_line = *caveat = NULL;
+	*name = *facts_line = *caveat = *kept = NULL;
 	if (rc == OK)
 		rc = pick_device(plan_backend_opt(plan, "serial") ? plan_backend_opt(plan, "serial")
 								  : NULL,
@@ -1901,6 +1955,7 @@ inspect_device(const struct plan *plan, char **name, char **facts_line, char **c
 					format_size(kib * 1024, sz, sizeof(sz)), t.work);
 		if (selinux_words(&facts))
 			*caveat = xstrdup(selinux_words(&facts));
+		*kept = kept_words(&t, one->serial);
 	}
 	strvec_clear(&facts);
 	adb_devices_free(d, n);
@@ -1956,12 +2011,13 @@ probe_pick(const struct plan *plan, struct backend_probe *out)
 static enum status
 adb_probe(const struct plan *plan, struct backend_probe *out)
 {
-	char *name, *facts, *caveat;
+	char *name, *facts, *caveat, *kept;
 	enum status rc;
 
 	if (probe_pick(plan, out))
 		return OK;
-	rc = inspect_device(plan, &name, &facts, &caveat);
+	rc = inspect_device(plan, &name, &facts, &caveat, &kept);
+	out->kept = kept;
 
 	if (rc != OK && server_down) {
 		char *adb = path_which("adb", NULL, NULL);
@@ -2033,7 +2089,7 @@ adb_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 		o->plan && o->plan->backend && !strcmp(o->plan->backend, "adb") ? o->plan : NULL;
 	struct adb_device *d = NULL;
 	size_t n = 0, k = 0;
-	char *name, *facts, *caveat;
+	char *name, *facts, *caveat, *kept;
 
 	if (!plan) {
 		finding(out, max, &k, FINDING_OK, "devices",
@@ -2043,23 +2099,6 @@ adb_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 			NULL);
 		return k;
 	}
-	if (list_devices(false, &d, &n) != OK) {
-		finding(out, max, &k, FINDING_MISSING, "adb server", xstrdup(error_msg()),
-			xstrdup("adb start-server"));
-		error_clear();
-		return k;
-	}
-	finding(out, max, &k, FINDING_OK, "adb server",
-		xasprintf("answers on port %u, %zu device%s", server_port(), n, n == 1 ? "" : "s"),
-		NULL);
-	for (size_t i = 0; i < n && i < 4; i++) {
-		char *w = device_words(&d[i]);
-
-		finding(out, max, &k, strcmp(d[i].state, "device") ? FINDING_WARN : FINDING_OK,
-			"device", xasprintf("%s: %s", w, d[i].state), NULL);
-		free(w);
-	}
-	adb_devices_free(d, n);
 	{
 		bool arm = arch_find(NULL) && !strcmp(arch_find(NULL)->name, "arm64");
 		const char *other = arm ? "x86_64" : "arm64", *qemu = arm ? "x86_64" : "aarch64";
@@ -2081,36 +2120,60 @@ adb_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 					  "binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc first)",
 					  qemu));
 	}
-	if (inspect_device(plan, &name, &facts, &caveat) != OK)
+	if (list_devices(false, &d, &n) != OK) {
+		finding(out, max, &k, FINDING_MISSING, "adb server", xstrdup(error_msg()),
+			xstrdup("adb start-server"));
+		error_clear();
+		return k;
+	}
+	finding(out, max, &k, FINDING_OK, "adb server",
+		xasprintf("answers on port %u, %zu device%s", server_port(), n, n == 1 ? "" : "s"),
+		NULL);
+	for (size_t i = 0; i < n && i < 4; i++) {
+		char *w = device_words(&d[i]);
+
+		finding(out, max, &k, strcmp(d[i].state, "device") ? FINDING_WARN : FINDING_OK,
+			"device", xasprintf("%s: %s", w, d[i].state), NULL);
+		free(w);
+	}
+	adb_devices_free(d, n);
+	if (inspect_device(plan, &name, &facts, &caveat, &kept) != OK)
 		finding(out, max, &k, FINDING_MISSING, "test device", xstrdup(error_msg()), NULL);
 	else
 		finding(out, max, &k, caveat ? FINDING_WARN : FINDING_OK, "test device",
 			xasprintf("%s: %s%s%s", name, facts, caveat ? "; " : "",
 				  caveat ? caveat : ""),
 			NULL);
+	if (kept)
+		finding(out, max, &k, FINDING_OK, "kept", xasprintf("%s", kept),
+			xstrdup("fswb appliance rm --device SERIAL removes it"));
 	error_clear();
 	free(name);
 	free(facts);
 	free(caveat);
+	free(kept);
 	return k;
 }
 
-/* `fswb appliance rm --device SERIAL`: the chroot and everything of fswb's in WORK. */
-enum status
-adb_remove_work(const char *serial, const char *work)
+/*
+ * The chroot and everything of fswb's in work on serial's device (NULL: the
+ * only one); *used: its serial.
+ */
+static enum status
+remove_work(const char *serial, const char *work, char **used)
 {
 	struct adb_session_priv s = { 0 };
 	struct strvec facts = STRVEC_INIT;
 	struct adb_device *d = NULL;
-	const struct adb_device *one;
+	const struct adb_device *one = NULL;
 	struct strbuf err = STRBUF_INIT, q = STRBUF_INIT;
 	size_t n = 0;
 	int st = -1;
-	char *tmp = NULL, *path = NULL;
 	enum status rc;
 
+	*used = NULL;
 	s.t.work = (char *)(work ? work : WORK_DEFAULT);
-	if (adb_serial_check(serial) != OK || dev_path_check(s.t.work) != OK)
+	if ((serial && adb_serial_check(serial) != OK) || dev_path_check(s.t.work) != OK)
 		return error(ERR_INVALID, "a device serial and an absolute directory on it");
 	rc = list_devices(true, &d, &n);
 	if (rc == OK)
@@ -2118,52 +2181,75 @@ adb_remove_work(const char *serial, const char *work)
 	if (rc == OK)
 		rc = state_verdict(one);
 	if (rc == OK)
-		rc = check_features(serial);
+		rc = check_features(one->serial);
 	if (rc == OK)
-		rc = find_root(&s.t, serial, &facts);
+		rc = find_root(&s.t, one->serial, &facts);
 	if (rc != OK)
 		goto out;
-	tmp = xasprintf("/tmp/fswb-adb-%d.sh", (int)getpid());
-	{
-		FILE *f = fopen(tmp, "w");
-
-		if (!f || fputs(helper_script, f) == EOF || fclose(f)) {
-			rc = error(ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-			goto out;
-		}
-	}
+	*used = xstrdup(one->serial);
 	strbuf_adds(&q, "[ -d ");
 	sq_quote(&q, s.t.work);
 	strbuf_adds(&q, " ]");
 	{
 		char *cmd = as_root(&s.t, q.buf);
 
-		rc = dev_run(serial, cmd, NULL, 0, NULL, NULL, &st, IO_MS);
+		rc = dev_run(*used, cmd, NULL, 0, NULL, NULL, &st, IO_MS);
 		free(cmd);
 	}
-	if (rc != OK)
-		goto out;
-	if (st) {
-		rc = error(ERR_NOTFOUND, "%s has nothing of fswb's in %s", serial, s.t.work);
-		goto out;
-	}
-	path = path_join(s.t.work, "fswb-adb.sh");
-	rc = push_file(&s, serial, tmp, path);
+	if (rc == OK && st)
+		rc = error(ERR_NOTFOUND, "%s has nothing of fswb's in %s", *used, s.t.work);
 	if (rc == OK)
-		rc = helper(&s, serial, "remove", &err, &st, 10 * 60 * 1000);
+		rc = push_helper(&s, *used);
+	if (rc == OK)
+		rc = helper(&s, *used, "remove", &err, &st, 10 * 60 * 1000);
 	if (rc == OK && st == EXIT_BUSY)
-		rc = error(ERR_BUSY, "an fswb run is using the device %s: wait for it", serial);
+		rc = error(ERR_BUSY, "an fswb run is using the device %s: wait for it", *used);
 	else if (rc == OK && st)
-		rc = error(ERR_IO, "cannot remove %s on %s: %s", s.t.work, serial, last_line(&err));
+		rc = error(ERR_IO, "cannot remove %s on %s: %s", s.t.work, *used, last_line(&err));
 out:
-	if (tmp)
-		unlink(tmp);
-	free(tmp);
-	free(path);
 	strvec_clear(&facts);
 	strbuf_release(&err);
 	strbuf_release(&q);
 	adb_devices_free(d, n);
+	return rc;
+}
+
+enum status
+adb_remove_work(const char *serial, const char *work)
+{
+	char *used;
+	enum status rc = remove_work(serial, work, &used);
+
+	free(used);
+	return rc;
+}
+
+/* The wizard's x: what fswb keeps on the plan's devices, removed. */
+static enum status
+adb_forget(const struct plan *plan, char **said)
+{
+	struct strvec serials = STRVEC_INIT, done = STRVEC_INIT;
+	const char *work = plan_backend_opt(plan, "workdir");
+	enum status rc = OK;
+
+	if (plan_backend_opt(plan, "serial"))
+		strvec_split(&serials, plan_backend_opt(plan, "serial"), ",");
+	for (size_t i = 0; rc == OK && i < (serials.n ? serials.n : 1); i++) {
+		char *used;
+
+		rc = remove_work(serials.n ? serials.v[i] : NULL, work, &used);
+		if (rc == OK)
+			strvec_pushf(&done, "%s on %s", work ? work : WORK_DEFAULT, used);
+		free(used);
+	}
+	if (rc == OK) {
+		char *list = strvec_join(&done, ", ");
+
+		*said = xasprintf("removed %s", list);
+		free(list);
+	}
+	strvec_clear(&serials);
+	strvec_clear(&done);
 	return rc;
 }
 
@@ -2194,4 +2280,5 @@ const struct backend_ops adb_backend = {
 	.machines = adb_machines,
 	.fstests_from_appliance = adb_fstests_from_appliance,
 	.doctor = adb_doctor,
+	.forget = adb_forget,
 };

@@ -23,10 +23,14 @@ void adb_devices_free(struct adb_device *d, size_t n);
 /* The plan's arch for an Android ABI ("arm64-v8a" -> "arm64"), or NULL when fswb has none. */
 const char *adb_abi_arch(const char *abi);
 
+/* The longest shell-v2 packet fswb takes (adbd sends at most its max payload, 1 MiB). */
+#define ADB_V2_MAX (1u << 20)
+
 /*
  * The shell protocol v2's packets (id, then its length, little-endian, then
  * the data) in buf: the first complete one as *id, *data, *len; how many
- * bytes it took, 0 when buf holds no complete packet yet.
+ * bytes it took, 0 when buf holds no complete packet yet, SIZE_MAX when the
+ * next one says it is longer than ADB_V2_MAX (a broken or hostile stream).
  */
 size_t adb_v2_next(const char *buf, size_t n, int *id, const char **data, size_t *len);
 

@@ -378,6 +378,7 @@ backend_probe_release(struct backend_probe *p)
 	free(p->fix);
 	free(p->confirm);
 	free(p->confirm_opt);
+	free(p->kept);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -386,6 +387,16 @@ backend_probe(const struct backend_ops *ops, const struct plan *plan, struct bac
 {
 	memset(out, 0, sizeof(*out));
 	return ops->probe(plan, out);
+}
+
+enum status
+backend_forget(const struct backend_ops *ops, const struct plan *plan, char **said)
+{
+	*said = NULL;
+	if (!ops->forget)
+		return error(ERR_UNSUPPORTED, "the %s backend keeps nothing on its machines",
+			     ops->name);
+	return ops->forget(plan, said);
 }
 
 size_t

@@ -100,6 +100,11 @@ struct backend_probe {
 	 */
 	char *confirm;
 	char *confirm_opt;
+	/*
+	 * What the backend keeps on the machine between runs, which its forget
+	 * slot removes ("a chroot in /data/fswb on SERIAL"), or NULL.
+	 */
+	char *kept;
 };
 
 void backend_probe_release(struct backend_probe *p);
@@ -345,6 +350,13 @@ struct backend_ops {
 	 */
 	bool (*here)(const struct plan *plan);
 
+	/*
+	 * Optional, with probe's kept. Remove what the backend keeps on the
+	 * plan's machine between runs (adb: the chroot); *said (free() it) says
+	 * what went. It may wait on the machine: a front end asks it in a worker.
+	 */
+	enum status (*forget)(const struct plan *plan, char **said);
+
 	/* Optional, required with BACKEND_COSTS: what the run will cost, one line; free() it. */
 	char *(*cost)(const struct plan *plan);
 };
@@ -366,6 +378,8 @@ enum status backend_check_options(const struct plan *plan);
 enum status backend_probe(const struct backend_ops *ops, const struct plan *plan,
 			  struct backend_probe *out);
 /* `fswb doctor`: the backend's own findings (beyond ops->programs), up to max; how many. */
+/* Remove what ops keeps on the plan's machine (ops->forget); ERR_UNSUPPORTED without one. */
+enum status backend_forget(const struct backend_ops *ops, const struct plan *plan, char **said);
 size_t backend_doctor(const struct backend_ops *ops, struct loop *loop,
 		      const struct backend_doctor_opts *o, struct backend_finding *out, size_t max);
 

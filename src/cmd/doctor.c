@@ -30,7 +30,8 @@ static const char doctor_usage[] =
 	"      --json                print the findings as JSON\n"
 	"      --backend NAME -o KEY=VALUE  also check that backend's machine, as 'fswb run'\n"
 	"                            would reach it (ssh: -o host=HOST -o user=NAME\n"
-	"                            -o key=FILE -o fstests=DIR -o test=DEV ...)\n"
+	"                            -o key=FILE -o fstests=DIR -o test=DEV ...;\n"
+	"                            adb: -o serial=SERIAL, the device's root, ABI, space)\n"
 	"      --accept-new-host-key trust the machine's host key if fswb has not seen it\n"
 	"  -h, --help                show this help\n";
 

@@ -61,6 +61,8 @@ struct probe_ask {
 	struct strbuf out;
 	bool over;
 	void (*done)(void *data, struct backend_probe *probe);
+	/* inventory_forget_start's: backend_forget first */
+	void (*forget_done)(void *data, struct backend_probe *probe, const char *said);
 	void *data;
 };
 
@@ -71,13 +73,25 @@ probe_worker(void *arg)
 	struct probe_ask *a = arg;
 	struct backend_probe p;
 	json_t *j;
-	char *text;
+	char *text, *said = NULL;
 
+	if (a->forget_done) {
+		const struct backend_ops *ops = backend_find(a->backend);
+
+		if (!ops || backend_forget(ops, a->plan, &said) != OK) {
+			free(said);
+			said = xstrdup(ops ? error_msg() : "no such backend");
+		}
+		error_clear();
+	}
 	inventory_probe(a->backend, a->plan, &p);
-	j = json_pack("{s:b,s:b,s:o,s:o,s:o,s:o,s:o}", "usable", p.usable, "slow", p.slow,
+	j = json_pack("{s:b,s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "usable", p.usable, "slow", p.slow,
 		      "summary", json_str_or_null(p.summary), "why", json_str_or_null(p.why), "fix",
 		      json_str_or_null(p.fix), "confirm", json_str_or_null(p.confirm),
-		      "confirm_opt", json_str_or_null(p.confirm_opt));
+		      "confirm_opt", json_str_or_null(p.confirm_opt), "kept",
+		      json_str_or_null(p.kept), "said", json_str_or_null(said));
+	free(said);
+	backend_probe_release(&p);
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	if (text)
 		fputs(text, stdout);
@@ -103,6 +117,7 @@ probe_done(void *data, const struct job_result *r)
 	struct probe_ask *a = data;
 	json_t *j = a->over ? NULL : json_loads(a->out.buf ? a->out.buf : "", 0, NULL);
 	struct backend_probe p = { 0 };
+	char *said = NULL;
 
 	if (json_is_object(j) && json_is_string(json_object_get(j, "summary"))) {
 		p.usable = json_is_true(json_object_get(j, "usable"));
@@ -112,6 +127,8 @@ probe_done(void *data, const struct job_result *r)
 		p.fix = json_strdup_member(j, "fix");
 		p.confirm = json_strdup_member(j, "confirm");
 		p.confirm_opt = json_strdup_member(j, "confirm_opt");
+		p.kept = json_strdup_member(j, "kept");
+		said = json_strdup_member(j, "said");
 	} else {
 		char how[128];
 
@@ -120,14 +137,19 @@ probe_done(void *data, const struct job_result *r)
 				  child_exit_str(&r->exit, how, sizeof(how)));
 	}
 	json_decref(j);
-	a->done(a->data, &p);
+	if (a->forget_done)
+		a->forget_done(a->data, &p, said ? said : "the backend said nothing");
+	else
+		a->done(a->data, &p);
+	free(said);
 	inventory_probe_stop(a);
 }
 
-enum status
-inventory_probe_start(struct loop *loop, const char *backend, const struct plan *plan,
-		      void (*done)(void *data, struct backend_probe *probe), void *data,
-		      struct probe_ask **out)
+static enum status
+ask_start(struct loop *loop, const char *backend, const struct plan *plan,
+	  void (*done)(void *data, struct backend_probe *probe),
+	  void (*forget_done)(void *data, struct backend_probe *probe, const char *said),
+	  void *data, struct probe_ask **out)
 {
 	struct job_opts o = JOB_OPTS_INIT;
 	struct probe_ask *a = xcalloc(1, sizeof(*a));
@@ -136,6 +158,7 @@ inventory_probe_start(struct loop *loop, const char *backend, const struct plan 
 	a->backend = xstrdup(backend);
 	a->plan = plan;
 	a->done = done;
+	a->forget_done = forget_done;
 	a->data = data;
 	strbuf_init(&a->out);
 	o.fn = probe_worker;
@@ -152,6 +175,22 @@ inventory_probe_start(struct loop *loop, const char *backend, const struct plan 
 	}
 	*out = a;
 	return OK;
+}
+
+enum status
+inventory_probe_start(struct loop *loop, const char *backend, const struct plan *plan,
+		      void (*done)(void *data, struct backend_probe *probe), void *data,
+		      struct probe_ask **out)
+{
+	return ask_start(loop, backend, plan, done, NULL, data, out);
+}
+
+enum status
+inventory_forget_start(struct loop *loop, const char *backend, const struct plan *plan,
+		       void (*done)(void *data, struct backend_probe *probe, const char *said),
+		       void *data, struct probe_ask **out)
+{
+	return ask_start(loop, backend, plan, NULL, done, data, out);
 }
 
 void

@@ -61,6 +61,15 @@ enum status inventory_probe_start(struct loop *loop, const char *backend, const 
 				  void (*done)(void *data, struct backend_probe *probe), void *data,
 				  struct probe_ask **out);
 void inventory_probe_stop(struct probe_ask *a);
+/*
+ * backend_forget() in a worker (what the backend keeps on the plan's
+ * machine, removed: the wizard's x), then the probe again: done(data, probe,
+ * said) from the loop, said what went or why not. Stopped as above.
+ */
+enum status inventory_forget_start(struct loop *loop, const char *backend, const struct plan *plan,
+				   void (*done)(void *data, struct backend_probe *probe,
+						const char *said),
+				   void *data, struct probe_ask **out);
 
 /*
  * The kernels for plan's architecture, each checked against what plan's

@@ -57,6 +57,7 @@ enum prompt_kind {
 	P_EXCLUDE,
 	P_BOPTS,
 	P_CONFIRM,
+	P_FORGET,
 	P_SEARCH
 };
 
@@ -191,6 +192,16 @@ on_slot_probe(void *data, struct backend_probe *p)
 	w->ui->pending--;
 	w->probes[s->i] = *p;
 	ui_dirty(w->ui);
+}
+
+/* A backend's x (what it keeps on the machine, removed) has ended: the probe is fresh. */
+static void
+on_slot_forget(void *data, struct backend_probe *p, const char *said)
+{
+	struct wizard_slot *s = data;
+
+	on_slot_probe(data, p);
+	ui_msg(s->w->ui, !str_startswith(said, "removed"), "%s", said);
 }
 
 /* The background trials ended: their verdicts are kept, the quick check reads them. */
@@ -392,6 +403,37 @@ apply_confirm(struct ui *ui, struct wizard *w, const char *text)
 	error_clear(); /* a probe's confirm_opt is KEY=VALUE */
 	plan_release(&p);
 	probe_backend(w, i);
+}
+
+/* The user typed yes to x: what backend i keeps on its machine goes, in a worker. */
+static void
+apply_forget(struct ui *ui, struct wizard *w, const char *text)
+{
+	size_t i = w->lp_backend.sel;
+	struct plan p;
+
+	if (i >= w->nbackends || !w->probes[i].kept || w->asks[i])
+		return;
+	if (strcmp(text, "yes")) {
+		ui_msg(ui, true, "nothing removed (type yes to remove it)");
+		return;
+	}
+	plan_init(&p);
+	plan_copy(&p, &w->plan);
+	free(p.backend);
+	p.backend = xstrdup(w->backends[i]);
+	strvec_clear(&p.backend_opts);
+	strvec_copy(&p.backend_opts, &w->bopts[i]);
+	backend_probe_release(&w->probes[i]);
+	if (inventory_forget_start(ui->loop, w->backends[i], &p, on_slot_forget, &w->slots[i],
+				   &w->asks[i]) == OK) {
+		ui->pending++;
+		ui_msg(ui, false, "removing...");
+	} else {
+		w->probes[i].summary = xasprintf("cannot tell: %s", error_msg());
+		error_clear();
+	}
+	plan_release(&p);
 }
 
 /* Backend i's probe has not answered yet. */
@@ -607,6 +649,8 @@ prompt_label(enum prompt_kind k)
 		return "options (KEY=VALUE, spaces between):";
 	case P_CONFIRM:
 		return "type yes to confirm:";
+	case P_FORGET:
+		return "type yes to remove it:";
 	case P_SEARCH:
 		return "search:";
 	default:
@@ -1039,6 +1083,12 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 			y = para(ui, y, 8, ui->cols - 10, maxy, R_DIM, s);
 			free(s);
 			free(opts);
+		}
+		if (pr->kept && y < maxy) {
+			char *s = xasprintf("kept: %s  (x removes it)", pr->kept);
+
+			y = para(ui, y, 8, ui->cols - 10, maxy, R_DIM, s);
+			free(s);
 		}
 		if (pr->confirm && y < maxy) {
 			char *s = xasprintf("to confirm: %s%s", pr->confirm,
@@ -1535,6 +1585,9 @@ apply_prompt(struct ui *ui, struct wizard *w)
 	case P_CONFIRM:
 		apply_confirm(ui, w, t);
 		break;
+	case P_FORGET:
+		apply_forget(ui, w, t);
+		break;
 	default:
 		break;
 	}
@@ -1732,6 +1785,11 @@ wizard_key(struct ui *ui, struct view *v, int key)
 			   !probe_pending(w, w->lp_backend.sel) &&
 			   w->probes[w->lp_backend.sel].confirm_opt) {
 			w->prompt = P_CONFIRM;
+			lineedit_set(&w->le, "");
+		} else if (key == 'x' && w->lp_backend.sel < w->nbackends &&
+			   !probe_pending(w, w->lp_backend.sel) &&
+			   w->probes[w->lp_backend.sel].kept) {
+			w->prompt = P_FORGET;
 			lineedit_set(&w->le, "");
 		} else if (key == K_ENTER && w->lp_backend.sel < w->nbackends) {
 			if (probe_pending(w, w->lp_backend.sel)) {

@@ -79,5 +79,25 @@ check "the plan is remembered with the device" grep -rqF "$A" "$FSWB_HOME/config
 check "nothing of the session is left on the device" \
 	test -z "$(adb_device_exec a sh -c 'grep " /data/fswb/" /proc/mounts; ls /data/fswb/disks 2>/dev/null;
 		ls /dev/fswb 2>/dev/null')"
+
+# the chroot kept on the device is shown in the wizard and removed with x
+ui_start 120 40
+check_screen "again: welcome" "step 1 of 6"
+ui_keys 3
+check_screen "again: filesystem step" "step 3 of 6"
+ui_keys Enter
+check_screen "again: backend step" "step 4 of 6"
+ui_keys Down Down Down
+check_screen "what fswb keeps on the device is shown, with x" \
+	"kept: fswb's chroot and files in /data/fswb on $A" 20
+ui_keys x no Enter
+check_screen "'no' removes nothing" "nothing removed"
+check "... the chroot is still there" adbsh a "ls -d /data/fswb"
+ui_keys x yes Enter
+check_screen "yes removes it" "removed /data/fswb on $A" 30
+check "... it is gone from the device" eval '! adbsh a "ls -d /data/fswb" >/dev/null 2>&1'
+check_screen "... and the wizard says nothing is kept" "ready: $A" 20
+check "... no kept line" eval '! ui_screen | grep -q "kept: fswb"'
+ui_stop
 check "no sanitizer report" sanitizers_clean
 done_testing

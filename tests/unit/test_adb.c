@@ -71,9 +71,12 @@ test_v2_packets(void **state)
 	assert_int_equal(used, 6);
 	assert_int_equal(id, 3);
 	assert_int_equal((unsigned char)data[0], 7);
-	/* a header that promises 4 GiB: not complete, never read past the buffer */
+	/* a header cut short: not complete, never read past the buffer */
 	assert_int_equal(adb_v2_next(pk + 14, 3, &id, &data, &len), 0);
-	assert_int_equal(adb_v2_next("\x02\xff\xff\xff\xff", 5, &id, &data, &len), 0);
+	/* one that promises 4 GiB or just over 1 MiB: a broken stream, never buffered */
+	assert_int_equal(adb_v2_next("\x02\xff\xff\xff\xff", 5, &id, &data, &len), SIZE_MAX);
+	assert_int_equal(adb_v2_next("\x01\x01\x00\x10\x00", 5, &id, &data, &len), SIZE_MAX);
+	assert_int_equal(adb_v2_next("\x01\x00\x00\x10\x00", 5, &id, &data, &len), 0);
 	assert_int_equal(adb_v2_next("", 0, &id, &data, &len), 0);
 }
 
