@@ -1276,7 +1276,8 @@ prepare_device(struct adb_session_priv *s, const char *serial)
 		rc = error(ERR_UNSUPPORTED, "the device %s is %s, the appliance is for %s: %s",
 			   serial, *fact(&facts, "abi") ? fact(&facts, "abi") : "of an unknown ABI",
 			   s->arch,
-			   arch ? "give --arch to build the appliance for the device"
+			   arch ? "leave --arch out (the appliance follows the device) or give "
+				  "the device's"
 				: "fswb makes chroots for arm64-v8a and x86_64 devices");
 		goto out;
 	}
@@ -1849,6 +1850,34 @@ adb_machines(const struct plan *plan)
 	return n ? n : 1;
 }
 
+/* The first device's ABI as the plan's arch (the appliance is made for it), or NULL. */
+static const char *
+adb_machine_arch(const struct plan *plan)
+{
+	struct adb_device *d = NULL;
+	const struct adb_device *one;
+	struct strbuf out = STRBUF_INIT;
+	char *serial = slot_serial(plan_backend_opt(plan, "serial"), 0), *clean;
+	const char *arch = NULL;
+	size_t n = 0;
+	int st = -1;
+
+	if (list_devices(true, &d, &n) == OK && pick_device(serial, d, n, &one) == OK &&
+	    state_verdict(one) == OK &&
+	    dev_run(one->serial, "getprop ro.product.cpu.abi", NULL, 0, &out, NULL, &st, IO_MS) ==
+		    OK &&
+	    st == 0) {
+		clean = term_clean(out.buf ? out.buf : "");
+		arch = adb_abi_arch(str_trim(clean));
+		free(clean);
+	}
+	error_clear();
+	adb_devices_free(d, n);
+	strbuf_release(&out);
+	free(serial);
+	return arch;
+}
+
 static bool
 adb_fstests_from_appliance(const struct plan *plan)
 {
@@ -1908,8 +1937,10 @@ inspect_device(const struct plan *plan, char **name, char **facts_line, char **c
 	struct target t = { 0 };
 	size_t n = 0;
 	uint64_t kib = 0;
-	const char *arch, *want = arch_find(plan->kernel.arch) ? arch_find(plan->kernel.arch)->name
-							       : "x86_64";
+	const char *arch,
+		*want = arch_find(plan->kernel.arch) ? arch_find(plan->kernel.arch)->name
+						     : "x86_64",
+		*host = arch_find(NULL) ? arch_find(NULL)->name : "x86_64";
 	enum status rc = list_devices(false, &d, &n);
 
 	*name = *facts_line = *caveat = *kept = NULL;
@@ -1935,10 +1966,27 @@ inspect_device(const struct plan *plan, char **name, char **facts_line, char **c
 				"the device %s is %s: fswb makes chroots for arm64-v8a and x86_64 "
 				"devices",
 				one->serial, *abi ? abi : "of an unknown ABI");
-		else if (strcmp(arch, want))
+		else if (strcmp(arch, want) && strcmp(want, host))
 			rc = error(ERR_UNSUPPORTED,
-				   "the device %s is %s, the appliance is for %s: give --arch %s",
+				   "the device %s is %s, but --arch says %s: leave --arch out (the "
+				   "appliance follows the device) or give --arch %s",
 				   one->serial, abi, want, arch);
+		else if (strcmp(arch, host) && !binfmt_runs(arch_find(arch)->machine))
+			rc = error(
+				ERR_UNSUPPORTED,
+				"the device %s is %s: its appliance is built for %s, whose "
+				"programs run here through qemu-user-static, and binfmt_misc has "
+				"no qemu-%s: apt-get install qemu-user-static binfmt-support "
+				"arch-test, then update-binfmts --enable qemu-%s (without "
+				"systemd: mount -t binfmt_misc binfmt_misc "
+				"/proc/sys/fs/binfmt_misc first)",
+				one->serial, abi, arch, arch_find(arch)->machine,
+				arch_find(arch)->machine);
+		else if (strcmp(arch, host))
+			*caveat =
+				xasprintf("its appliance is built for %s through qemu-user-static "
+					  "(slower, once)",
+					  arch);
 	}
 	if (rc == OK) {
 		char sz[32];
@@ -1953,8 +2001,13 @@ inspect_device(const struct plan *plan, char **name, char **facts_line, char **c
 					fact(&facts, "abi"),
 					t.root == ROOT_ADBD ? "(adbd)" : "through su",
 					format_size(kib * 1024, sz, sizeof(sz)), t.work);
-		if (selinux_words(&facts))
-			*caveat = xstrdup(selinux_words(&facts));
+		if (selinux_words(&facts)) {
+			char *both = *caveat ? xasprintf("%s; %s", *caveat, selinux_words(&facts))
+					     : xstrdup(selinux_words(&facts));
+
+			free(*caveat);
+			*caveat = both;
+		}
 		*kept = kept_words(&t, one->serial);
 	}
 	strvec_clear(&facts);
@@ -2279,6 +2332,7 @@ const struct backend_ops adb_backend = {
 	.discard = adb_discard,
 	.machines = adb_machines,
 	.fstests_from_appliance = adb_fstests_from_appliance,
+	.machine_arch = adb_machine_arch,
 	.doctor = adb_doctor,
 	.forget = adb_forget,
 };

@@ -351,6 +351,15 @@ struct backend_ops {
 	bool (*here)(const struct plan *plan);
 
 	/*
+	 * Optional (NULL: the plan's). The architecture of the plan's machine
+	 * ("arm64", a device's), which the appliance is made for when the plan
+	 * names none of its own (its arch is this host's); NULL when it cannot
+	 * be told now (the session says why). It may wait on the machine: the
+	 * engine asks it in its preparation worker.
+	 */
+	const char *(*machine_arch)(const struct plan *plan);
+
+	/*
 	 * Optional, with probe's kept. Remove what the backend keeps on the
 	 * plan's machine between runs (adb: the chroot); *said (free() it) says
 	 * what went. It may wait on the machine: a front end asks it in a worker.

@@ -684,6 +684,25 @@ uses_appliance(const struct engine *e)
 	       (e->backend->fstests_from_appliance && e->backend->fstests_from_appliance(&e->plan));
 }
 
+/*
+ * A machine that decides the architecture (an adb device): the appliance is
+ * made for it, unless the plan names another than this host's (then the
+ * session says they differ).
+ */
+static void
+machine_arch(struct engine *e)
+{
+	const char *a = e->backend->machine_arch ? e->backend->machine_arch(&e->plan) : NULL;
+	const struct arch_info *here = arch_find(NULL);
+
+	error_clear();
+	if (!a || !arch_find(a) || !strcmp(a, e->plan.kernel.arch) || !here ||
+	    strcmp(e->plan.kernel.arch, here->name))
+		return;
+	free(e->plan.kernel.arch);
+	e->plan.kernel.arch = xstrdup(a);
+}
+
 /* The worker: both stages, on its own loop; its exit status says how they went. */
 static int
 prepare_worker(void *data)
@@ -697,6 +716,8 @@ prepare_worker(void *data)
 	loop_watch_signal(e->loop, SIGTERM, prep_on_term, e);
 	if (e->backend->caps & BACKEND_BOOTS_KERNEL)
 		rc = prepare_kernel(e);
+	if (rc == OK && !e->interrupted && uses_appliance(e))
+		machine_arch(e);
 	if (rc == OK && !e->interrupted && uses_appliance(e))
 		rc = prepare_appliance(e);
 	if (rc == OK && !e->interrupted) {
@@ -713,6 +734,7 @@ prepare_worker(void *data)
 		if (e->have_appliance)
 			json_object_set_new(r, "appliance", json_string(e->appliance.image));
 		json_object_set_new(r, "initrd", json_str_or_null(e->initrd));
+		json_object_set_new(r, "arch", json_string(e->plan.kernel.arch));
 		text = json_dumps(r, JSON_COMPACT);
 		prep_send(PREP_RESULT, text, strlen(text));
 		fputc('\n', stdout);
@@ -743,6 +765,11 @@ prep_take_result(struct engine *e, const char *text)
 		e->appliance.image = json_strdup_member(r, "appliance");
 	}
 	e->initrd = json_strdup_member(r, "initrd");
+	if (json_is_string(json_object_get(r, "arch")) &&
+	    arch_find(json_string_value(json_object_get(r, "arch")))) {
+		free(e->plan.kernel.arch);
+		e->plan.kernel.arch = json_strdup_member(r, "arch");
+	}
 	e->prep_result = true;
 	json_decref(r);
 }

@@ -147,11 +147,22 @@ check "fswb appliance rm --device removes fswb's directory on the device ($(cat 
 "$FSWB" appliance rm --device "$A" >"$T/rm2.out" 2>&1
 check "... a second time says there is nothing" grep -q "nothing of fswb's in /data/fswb" "$T/rm2.out"
 
-# 6. An arm64 device needs an arm64 appliance (tests/e2e/appliance-arm64.sh builds one).
+# 6. An arm64 device: the appliance follows the device (made for arm64 through
+# qemu-user-static; tests/e2e/appliance-arm64.sh builds one).
 adb_device_start arm --model Pixel_Arm --product fswb_arm64 --prop ro.product.cpu.abi=arm64-v8a
-run arm "$ADB_SERIAL" generic/001
-check "an arm64-v8a device with an x86_64 appliance is refused, saying --arch" \
-	grep -q "is arm64-v8a, the appliance is for x86_64: give --arch to build the appliance for the device" "$T/arm.err"
+ARM=$ADB_SERIAL
+"$FSWB" doctor --backend adb -o serial="$ARM" >"$T/armdoc" 2>&1
+if [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+	check "an arm64-v8a device: its appliance is made for arm64" \
+		grep -q "its appliance is built for arm64 through qemu-user-static" "$T/armdoc"
+	skip "a run on an arm64-v8a device without qemu-aarch64" "this host runs arm64 programs"
+else
+	check "an arm64-v8a device without qemu-aarch64 in binfmt_misc: doctor says what to do" \
+		grep -q "its appliance is built for arm64, whose programs run here through qemu-user-static, and binfmt_misc has no qemu-aarch64" "$T/armdoc"
+	run arm "$ARM" generic/001
+	check "... and a run on it makes the appliance for arm64, refused saying what to do" \
+		grep -q "an appliance for arm64 runs arm64 programs while it is built, through qemu-user-static, and binfmt_misc has no qemu-aarch64" "$T/arm.err"
+fi
 adb_device_stop arm
 
 done_testing
