@@ -438,25 +438,16 @@ server_port(void)
 	return !*end && v > 0 && v < 65536 ? (unsigned)v : PORT_DEFAULT;
 }
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* All of len, within ms; false (errno set) when the socket ends or the time runs out. */
 static bool
 io_all(int fd, void *buf, size_t len, bool wr, int ms)
 {
 	char *p = buf;
-	uint64_t until = now_ms() + (uint64_t)ms;
+	uint64_t until = loop_now_ms() + (uint64_t)ms;
 
 	while (len) {
 		struct pollfd pf = { fd, wr ? POLLOUT : POLLIN, 0 };
-		uint64_t now = now_ms();
+		uint64_t now = loop_now_ms();
 		ssize_t n;
 
 		if (now >= until) {
@@ -633,7 +624,7 @@ dev_run(const char *serial, const char *cmd, const char *in, size_t inlen, struc
 {
 	char *svc = xasprintf("shell,v2,raw:%s", cmd);
 	struct strbuf send = STRBUF_INIT, buf = STRBUF_INIT;
-	uint64_t until = now_ms() + (uint64_t)ms;
+	uint64_t until = loop_now_ms() + (uint64_t)ms;
 	enum status rc;
 	int fd;
 
@@ -653,7 +644,7 @@ dev_run(const char *serial, const char *cmd, const char *in, size_t inlen, struc
 	for (;;) {
 		char chunk[16384];
 		struct pollfd pf = { fd, POLLIN, 0 };
-		uint64_t now = now_ms();
+		uint64_t now = loop_now_ms();
 		ssize_t n;
 		size_t used;
 		const char *data;
@@ -990,27 +981,6 @@ selinux_words(const struct strvec *facts)
 
 /* ---- the worker ------------------------------------------------------------------- */
 
-static int note_fd = -1;
-
-static void
-note(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0 || note_fd < 0)
-		return;
-	if ((size_t)n > sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '\n';
-	agent_write_all(note_fd, "fswb: ", 6);
-	agent_write_all(note_fd, buf, (size_t)n);
-}
-
 /* A host:port serial (a device on the network): adb connect it again after a drop. */
 static bool
 network_serial(const char *serial)
@@ -1030,7 +1000,7 @@ static int
 wait_device(const struct adb_session_priv *s, char **serial)
 {
 	unsigned limit = s->reconnect ? s->boot : FIRST_TRY_S;
-	uint64_t until = now_ms() + (uint64_t)limit * 1000;
+	uint64_t until = loop_now_ms() + (uint64_t)limit * 1000;
 	bool said = false;
 
 	for (;;) {
@@ -1047,13 +1017,13 @@ wait_device(const struct adb_session_priv *s, char **serial)
 			*serial = xstrdup(one->serial);
 			adb_devices_free(d, n);
 			if (said)
-				note("the device %s is back", *serial);
+				agent_worker_note("the device %s is back", *serial);
 			return WK_OK;
 		}
 		adb_devices_free(d, n);
 		if (agent_worker_stop)
 			return WK_STOPPED;
-		if (now_ms() + RETRY_MS >= until || (server_down && !s->reconnect)) {
+		if (loop_now_ms() + RETRY_MS >= until || (server_down && !s->reconnect)) {
 			if (s->reconnect)
 				agent_worker_say("%s (waited %u s: the -o boot=SECONDS limit)",
 						 error_msg(), s->boot);
@@ -1062,7 +1032,7 @@ wait_device(const struct adb_session_priv *s, char **serial)
 			return WK_FAIL;
 		}
 		if (!said)
-			note("%s; waiting for up to %u s", error_msg(), limit);
+			agent_worker_note("%s; waiting for up to %u s", error_msg(), limit);
 		said = true;
 		error_clear();
 		if (s->t.serial && network_serial(s->t.serial)) {
@@ -1100,7 +1070,7 @@ chroot_tarball(const struct adb_session_priv *s, char **out, uint64_t *unpacked)
 	tarball = xasprintf("%s/chroot-%s.tar.gz", cache, s->key);
 	if (path_exists(tarball))
 		goto done;
-	note("packing the appliance as a chroot for the device (once per appliance)");
+	agent_worker_note("packing the appliance as a chroot for the device (once per appliance)");
 	tmp = xasprintf("%s/chroot-%s.XXXXXX", cache, s->key);
 	if (!mkdtemp(tmp)) {
 		rc = error(ERR_IO, "cannot make a directory in %s: %s", cache, strerror(errno));
@@ -1282,7 +1252,7 @@ prepare_device(struct adb_session_priv *s, const char *serial)
 		goto out;
 	}
 	if (selinux_words(&facts))
-		note("%s: %s", serial, selinux_words(&facts));
+		agent_worker_note("%s: %s", serial, selinux_words(&facts));
 	/* WORK, the helper (in full: a half-written one must not run) */
 	strbuf_adds(&q, "mkdir -p ");
 	sq_quote(&q, s->t.work);
@@ -1337,14 +1307,14 @@ prepare_device(struct adb_session_priv *s, const char *serial)
 		struct stat tst;
 
 		stat(tarball, &tst);
-		note("pushing the chroot (%lld MiB) to %s:%s", (long long)(tst.st_size >> 20),
-		     serial, remote);
+		agent_worker_note("pushing the chroot (%lld MiB) to %s:%s",
+				  (long long)(tst.st_size >> 20), serial, remote);
 		rc = push_file(s, serial, tarball, remote);
 		free(remote);
 		if (rc == OK) {
 			char *args = xasprintf("unpack %s", s->key);
 
-			note("unpacking the chroot on %s", serial);
+			agent_worker_note("unpacking the chroot on %s", serial);
 			strbuf_reset(&err);
 			rc = helper(s, serial, args, &err, &st, 30 * 60 * 1000);
 			free(args);
@@ -1459,7 +1429,7 @@ worker(void *arg)
 
 	agent_worker_signals();
 	close(s->con[0]);
-	note_fd = con;
+	agent_worker_note_fd = con;
 	code = wait_device(s, &serial);
 	if (code == WK_OK)
 		code = prepare_device(s, serial);
@@ -1473,13 +1443,13 @@ worker(void *arg)
 		if (device_open(serial, svc, &klog.fd) == OK)
 			klog.open = true;
 		else
-			note("no kernel log from %s: %s (the run goes on without it)", serial,
-			     error_msg());
+			agent_worker_note("no kernel log from %s: %s (the run goes on without it)",
+					  serial, error_msg());
 		free(svc);
 	}
 	free(cmd);
 	snprintf(klog_mark, sizeof(klog_mark), "%s (%d.%llu)", KMSG_MARK, (int)getpid(),
-		 (unsigned long long)now_ms());
+		 (unsigned long long)loop_now_ms());
 	{
 		char *echo = xasprintf("echo '%s' > /dev/kmsg", klog_mark);
 
@@ -1550,12 +1520,12 @@ worker(void *arg)
 	if (code == WK_STOPPED && agent.open) {
 		/* the agent stops check and cleans up at the end of its input */
 		struct strbuf pk = STRBUF_INIT;
-		uint64_t until = now_ms() + 5000;
+		uint64_t until = loop_now_ms() + 5000;
 
 		v2_packet(&pk, ID_CLOSE_STDIN, NULL, 0);
 		io_all(agent.fd, pk.buf, pk.len, true, 1000);
 		strbuf_release(&pk);
-		while (agent.open && now_ms() < until) {
+		while (agent.open && loop_now_ms() < until) {
 			struct pollfd p = { agent.fd, POLLIN, 0 };
 
 			if (poll(&p, 1, 200) > 0)
@@ -1590,7 +1560,8 @@ worker(void *arg)
 	/* the mounts, loop devices and loop files go; a device that is gone has none */
 	strbuf_reset(&errtail);
 	if (helper(s, serial, "cleanup", &errtail, &st, 120000) != OK || st)
-		note("cannot clean up on %s: %s", serial, errtail.len ? errtail.buf : error_msg());
+		agent_worker_note("cannot clean up on %s: %s", serial,
+				  errtail.len ? errtail.buf : error_msg());
 	error_clear();
 out:
 	if (agent.fd >= 0)
@@ -2119,20 +2090,6 @@ adb_probe(const struct plan *plan, struct backend_probe *out)
 	return OK;
 }
 
-static void
-finding(struct backend_finding *out, size_t max, size_t *n, enum finding_state state,
-	const char *name, char *detail, char *fix)
-{
-	if (*n >= max) {
-		free(detail);
-		free(fix);
-		return;
-	}
-	out[(*n)++] = (struct backend_finding){
-		.state = state, .name = name, .detail = detail, .fix = fix
-	};
-}
-
 /* `fswb doctor --backend adb [-o serial=]`: the server, the devices, the chosen one. */
 static size_t
 adb_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backend_finding *out,
@@ -2145,7 +2102,8 @@ adb_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 	char *name, *facts, *caveat, *kept;
 
 	if (!plan) {
-		finding(out, max, &k, FINDING_OK, "devices",
+		backend_finding_add(
+			out, max, &k, FINDING_OK, "devices",
 			xstrdup("not looked at; fswb doctor --backend adb [-o serial=SERIAL] "
 				"checks "
 				"them"),
@@ -2157,12 +2115,14 @@ adb_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 		const char *other = arm ? "x86_64" : "arm64", *qemu = arm ? "x86_64" : "aarch64";
 
 		if (binfmt_runs(qemu))
-			finding(out, max, &k, FINDING_OK, "other chroots",
+			backend_finding_add(
+				out, max, &k, FINDING_OK, "other chroots",
 				xasprintf("%s appliances can be built here (qemu-user-static)",
 					  other),
 				NULL);
 		else
-			finding(out, max, &k, FINDING_WARN, "other chroots",
+			backend_finding_add(
+				out, max, &k, FINDING_WARN, "other chroots",
 				xasprintf(
 					"%s devices need --arch %s, which runs %s programs through "
 					"qemu-user-static: binfmt_misc has no qemu-%s here",
@@ -2174,32 +2134,35 @@ adb_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 					  qemu));
 	}
 	if (list_devices(false, &d, &n) != OK) {
-		finding(out, max, &k, FINDING_MISSING, "adb server", xstrdup(error_msg()),
-			xstrdup("adb start-server"));
+		backend_finding_add(out, max, &k, FINDING_MISSING, "adb server",
+				    xstrdup(error_msg()), xstrdup("adb start-server"));
 		error_clear();
 		return k;
 	}
-	finding(out, max, &k, FINDING_OK, "adb server",
+	backend_finding_add(
+		out, max, &k, FINDING_OK, "adb server",
 		xasprintf("answers on port %u, %zu device%s", server_port(), n, n == 1 ? "" : "s"),
 		NULL);
 	for (size_t i = 0; i < n && i < 4; i++) {
 		char *w = device_words(&d[i]);
 
-		finding(out, max, &k, strcmp(d[i].state, "device") ? FINDING_WARN : FINDING_OK,
-			"device", xasprintf("%s: %s", w, d[i].state), NULL);
+		backend_finding_add(out, max, &k,
+				    strcmp(d[i].state, "device") ? FINDING_WARN : FINDING_OK,
+				    "device", xasprintf("%s: %s", w, d[i].state), NULL);
 		free(w);
 	}
 	adb_devices_free(d, n);
 	if (inspect_device(plan, &name, &facts, &caveat, &kept) != OK)
-		finding(out, max, &k, FINDING_MISSING, "test device", xstrdup(error_msg()), NULL);
+		backend_finding_add(out, max, &k, FINDING_MISSING, "test device",
+				    xstrdup(error_msg()), NULL);
 	else
-		finding(out, max, &k, caveat ? FINDING_WARN : FINDING_OK, "test device",
-			xasprintf("%s: %s%s%s", name, facts, caveat ? "; " : "",
-				  caveat ? caveat : ""),
-			NULL);
+		backend_finding_add(out, max, &k, caveat ? FINDING_WARN : FINDING_OK, "test device",
+				    xasprintf("%s: %s%s%s", name, facts, caveat ? "; " : "",
+					      caveat ? caveat : ""),
+				    NULL);
 	if (kept)
-		finding(out, max, &k, FINDING_OK, "kept", xasprintf("%s", kept),
-			xstrdup("fswb appliance rm --device SERIAL removes it"));
+		backend_finding_add(out, max, &k, FINDING_OK, "kept", xasprintf("%s", kept),
+				    xstrdup("fswb appliance rm --device SERIAL removes it"));
 	error_clear();
 	free(name);
 	free(facts);

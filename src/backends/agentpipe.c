@@ -308,3 +308,24 @@ agent_worker_say(const char *fmt, ...)
 	fputc('\n', stderr);
 	fflush(stderr);
 }
+
+int agent_worker_note_fd = -1;
+
+void
+agent_worker_note(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || agent_worker_note_fd < 0)
+		return;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	agent_write_all(agent_worker_note_fd, "fswb: ", 6);
+	agent_write_all(agent_worker_note_fd, buf, (size_t)n);
+}

@@ -70,6 +70,12 @@ void agent_pipe_release(struct agent_pipe *p);
 extern volatile sig_atomic_t agent_worker_stop;
 void agent_worker_signals(void);
 void agent_worker_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * What the worker does, "fswb: ..." lines on agent_worker_note_fd (the
+ * console the user reads beside the kernel log; nothing while it is -1).
+ */
+extern int agent_worker_note_fd;
+void agent_worker_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* All of buf to fd, through EINTR and (a non-blocking fd) EAGAIN; false when it cannot. */
 bool agent_write_all(int fd, const char *buf, size_t len);
 

@@ -389,6 +389,20 @@ backend_probe(const struct backend_ops *ops, const struct plan *plan, struct bac
 	return ops->probe(plan, out);
 }
 
+void
+backend_finding_add(struct backend_finding *out, size_t max, size_t *n, enum finding_state state,
+		    const char *name, char *detail, char *fix)
+{
+	if (*n >= max) {
+		free(detail);
+		free(fix);
+		return;
+	}
+	out[(*n)++] = (struct backend_finding){
+		.state = state, .name = name, .detail = detail, .fix = fix
+	};
+}
+
 enum status
 backend_forget(const struct backend_ops *ops, const struct plan *plan, char **said)
 {

@@ -141,6 +141,10 @@ struct backend_finding {
 	char *fix;    /* owned, or NULL */
 };
 
+/* Add a finding to out (up to max, *n so far), or drop it (freeing detail and fix) when full. */
+void backend_finding_add(struct backend_finding *out, size_t max, size_t *n,
+			 enum finding_state state, const char *name, char *detail, char *fix);
+
 /* What a doctor slot may look at: every field can point a test at fake files. */
 struct backend_doctor_opts {
 	const char *path;    /* PATH for programs; NULL: $PATH */

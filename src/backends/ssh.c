@@ -929,37 +929,6 @@ ssh_inspect_verdict(const char *text, const struct ssh_machine *m, struct ssh_ve
 
 /* ---- the worker -------------------------------------------------------------- */
 
-static int note_fd = -1;
-
-/* What the worker is doing, on the console the user reads beside the kernel log. */
-static void
-note(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0 || note_fd < 0)
-		return;
-	if ((size_t)n > sizeof(buf) - 2)
-		n = (int)sizeof(buf) - 2;
-	buf[n++] = '\n';
-	agent_write_all(note_fd, "fswb: ", 6);
-	agent_write_all(note_fd, buf, (size_t)n);
-}
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /*
  * Connect, trying again while the network says no: for the boot limit when
  * the machine was reached before in this run (it is rebooting), else for
@@ -969,7 +938,7 @@ static int
 connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 {
 	unsigned limit = s->reconnect ? s->boot : FIRST_TRY_S;
-	uint64_t until = now_ms() + (uint64_t)limit * 1000;
+	uint64_t until = loop_now_ms() + (uint64_t)limit * 1000;
 	char *name = target_name(&s->t);
 	bool network, said = false;
 	enum status rc;
@@ -978,7 +947,7 @@ connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 		rc = ssh_open(&s->t, ss, &network, NULL);
 		if (rc == OK)
 			break;
-		if (!network || agent_worker_stop || now_ms() + RETRY_MS >= until) {
+		if (!network || agent_worker_stop || loop_now_ms() + RETRY_MS >= until) {
 			if (network && s->reconnect)
 				agent_worker_say("%s (tried for %u s: the -o boot=SECONDS limit)",
 						 error_msg(), s->boot);
@@ -993,13 +962,13 @@ connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 			return agent_worker_stop ? WK_STOPPED : WK_FAIL;
 		}
 		if (!said)
-			note("%s; trying again for up to %u s", error_msg(), limit);
+			agent_worker_note("%s; trying again for up to %u s", error_msg(), limit);
 		said = true;
 		error_clear();
 		usleep(RETRY_MS * 1000);
 	}
 	if (said)
-		note("connected to %s", name);
+		agent_worker_note("connected to %s", name);
 	free(name);
 	return WK_OK;
 }
@@ -1091,7 +1060,8 @@ fstests_tarball(const struct ssh_session_priv *s, char **out)
 	tarball = xasprintf("%s/fstests-%s.tar.gz", cache, s->fskey);
 	if (path_exists(tarball))
 		goto done;
-	note("packing the appliance's fstests for the test machine (once per appliance)");
+	agent_worker_note(
+		"packing the appliance's fstests for the test machine (once per appliance)");
 	tmp = xasprintf("%s/fstests-%s.XXXXXX", cache, s->fskey);
 	if (!mkdtemp(tmp)) {
 		rc = error(ERR_IO, "cannot make a directory in %s: %s", cache, strerror(errno));
@@ -1224,7 +1194,7 @@ push_fstests(const struct ssh_session_priv *s, ssh_session ss)
 	if (rc == OK)
 		rc = fstests_tarball(s, &tarball);
 	if (rc == OK) {
-		note("putting the appliance's fstests on the test machine (%s)", dir);
+		agent_worker_note("putting the appliance's fstests on the test machine (%s)", dir);
 		rc = sftp_put(ss, tarball, upload, &abs);
 	}
 	if (rc == OK) {
@@ -1405,13 +1375,13 @@ worker(void *arg)
 	ssh_session ss = NULL;
 	ssh_channel agent = NULL, klog = NULL;
 	char *cmd, *name = target_name(&s->t);
-	uint64_t last_alive = now_ms(), last_heard = now_ms();
+	uint64_t last_alive = loop_now_ms(), last_heard = loop_now_ms();
 	bool in_open = true;
 	int code, con = s->con[1];
 
 	agent_worker_signals();
 	close(s->con[0]);
-	note_fd = con;
+	agent_worker_note_fd = con;
 	code = connect_until(s, &ss);
 	if (code == WK_OK)
 		code = settle(s, ss);
@@ -1435,8 +1405,8 @@ worker(void *arg)
 		goto out;
 	}
 	if (!klog)
-		note("no kernel log from %s: %s (the run goes on without it)", name,
-		     ssh_get_error(ss));
+		agent_worker_note("no kernel log from %s: %s (the run goes on without it)", name,
+				  ssh_get_error(ss));
 	for (;;) {
 		struct pollfd p[2] = { { ssh_get_fd(ss), POLLIN, 0 }, { 0, POLLIN, 0 } };
 		char buf[CHUNK];
@@ -1462,7 +1432,7 @@ worker(void *arg)
 			}
 		}
 		if (ssh_channel_poll(agent, 0) > 0 || ssh_channel_poll(agent, 1) > 0)
-			last_heard = now_ms();
+			last_heard = loop_now_ms();
 		if (!pump(agent, 0, 1) || !pump(agent, 1, con) || (klog && !pump(klog, 0, con))) {
 			agent_worker_say("the connection to %s broke: %s", name, ssh_get_error(ss));
 			code = WK_LOST;
@@ -1491,9 +1461,9 @@ worker(void *arg)
 			code = WK_LOST;
 			break;
 		}
-		if (now_ms() - last_alive >= KEEPALIVE_EVERY_MS) {
+		if (loop_now_ms() - last_alive >= KEEPALIVE_EVERY_MS) {
 			ssh_send_ignore(ss, "fswb");
-			last_alive = now_ms();
+			last_alive = loop_now_ms();
 		}
 		/*
 		 * A silent agent on a connection that looks up (a panicked guest
@@ -1501,7 +1471,7 @@ worker(void *arg)
 		 * must answer a channel open within the connect timeout, else it is
 		 * gone and the test crashed with it.
 		 */
-		if (now_ms() - last_heard >= QUIET_PROBE_MS) {
+		if (loop_now_ms() - last_heard >= QUIET_PROBE_MS) {
 			ssh_channel probe = ssh_channel_new(ss);
 
 			if (!probe || ssh_channel_open_session(probe) != SSH_OK) {
@@ -1515,15 +1485,15 @@ worker(void *arg)
 			}
 			ssh_channel_close(probe);
 			ssh_channel_free(probe);
-			last_heard = now_ms();
+			last_heard = loop_now_ms();
 		}
 	}
 	if (code == WK_STOPPED && ssh_is_connected(ss)) {
 		/* the agent stops check and cleans up at the end of its input */
-		uint64_t until = now_ms() + 5000;
+		uint64_t until = loop_now_ms() + 5000;
 
 		ssh_channel_send_eof(agent);
-		while (now_ms() < until && !ssh_channel_is_eof(agent) && pump(agent, 0, 1))
+		while (loop_now_ms() < until && !ssh_channel_is_eof(agent) && pump(agent, 0, 1))
 			usleep(50000);
 	}
 out:
@@ -1919,20 +1889,6 @@ out:
 	return OK;
 }
 
-static void
-finding(struct backend_finding *out, size_t max, size_t *n, enum finding_state state,
-	const char *name, char *detail, char *fix)
-{
-	if (*n >= max) {
-		free(detail);
-		free(fix);
-		return;
-	}
-	out[(*n)++] = (struct backend_finding){
-		.state = state, .name = name, .detail = detail, .fix = fix
-	};
-}
-
 /* One part of the inspection as a finding: OK, else what blocks (MISSING) or waits (WARN). */
 static void
 inspect_finding(ssh_session ss, const struct target *t, const char *fstests, const char *tools,
@@ -1942,10 +1898,10 @@ inspect_finding(ssh_session ss, const struct target *t, const char *fstests, con
 	struct ssh_verdict v = { .unconfirmed = STRVEC_INIT, .holds = STRVEC_INIT };
 
 	if (inspect_machine(ss, t, fstests, "-", tools, devs, wipe, &v) == OK)
-		finding(out, max, n, FINDING_OK, name, ok_detail, NULL);
+		backend_finding_add(out, max, n, FINDING_OK, name, ok_detail, NULL);
 	else {
-		finding(out, max, n, v.blocked ? FINDING_MISSING : FINDING_WARN, name,
-			xstrdup(error_msg()), NULL);
+		backend_finding_add(out, max, n, v.blocked ? FINDING_MISSING : FINDING_WARN, name,
+				    xstrdup(error_msg()), NULL);
 		free(ok_detail);
 	}
 	error_clear();
@@ -1977,7 +1933,8 @@ ssh_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 
 	if (!plan || target_make(plan_opt, plan, 0, &t) != OK) {
 		error_clear();
-		finding(out, max, &n, FINDING_OK, "test machine",
+		backend_finding_add(
+			out, max, &n, FINDING_OK, "test machine",
 			xstrdup("none named here; fswb doctor --backend ssh -o host=HOST [-o "
 				"user=, "
 				"key=, fstests=DIR, test=DEV, scratch=DEV] checks one"),
@@ -1988,7 +1945,8 @@ ssh_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 	if (ssh_open_staged(&t, &ss, &network, &seen, &stage) != OK) {
 		static const char *const what[] = { "connection", "host key", "login" };
 
-		finding(out, max, &n, FINDING_MISSING, what[stage], xstrdup(error_msg()),
+		backend_finding_add(
+			out, max, &n, FINDING_MISSING, what[stage], xstrdup(error_msg()),
 			stage == STAGE_CONNECT
 				? xstrdup("check that the machine is up and its sshd "
 					  "listens there (-o port=PORT)")
@@ -1999,17 +1957,20 @@ ssh_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 		error_clear();
 		goto out;
 	}
-	finding(out, max, &n, FINDING_OK, "connection", xasprintf("reached %s", name), NULL);
-	finding(out, max, &n, FINDING_OK, "host key", xasprintf("known, in %s", t.known_hosts),
-		NULL);
-	finding(out, max, &n, FINDING_OK, "login", xstrdup("the key was accepted"), NULL);
+	backend_finding_add(out, max, &n, FINDING_OK, "connection", xasprintf("reached %s", name),
+			    NULL);
+	backend_finding_add(out, max, &n, FINDING_OK, "host key",
+			    xasprintf("known, in %s", t.known_hosts), NULL);
+	backend_finding_add(out, max, &n, FINDING_OK, "login", xstrdup("the key was accepted"),
+			    NULL);
 	{
 		char *cmd = as_root(&t, "id -u");
 		struct strbuf idout = STRBUF_INIT;
 
 		if (run_remote(ss, cmd, NULL, 0, &idout, &status) != OK || status ||
 		    strncmp(idout.buf ? idout.buf : "", "0", 1)) {
-			finding(out, max, &n, FINDING_MISSING, "root",
+			backend_finding_add(
+				out, max, &n, FINDING_MISSING, "root",
 				xasprintf("cannot run commands as root on %s", name),
 				xasprintf("log in as root, or let %s use sudo without a password",
 					  t.user));
@@ -2020,7 +1981,8 @@ ssh_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 		}
 		free(cmd);
 		strbuf_release(&idout);
-		finding(out, max, &n, FINDING_OK, "root",
+		backend_finding_add(
+			out, max, &n, FINDING_OK, "root",
 			xstrdup(strcmp(t.user, "root") ? "through sudo -n" : "logged in as root"),
 			NULL);
 	}
@@ -2029,8 +1991,8 @@ ssh_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 		inspect_finding(ss, &t, fstests, "", &none, &none, "fstests",
 				xasprintf("%s/check is there", fstests), out, max, &n);
 	else
-		finding(out, max, &n, FINDING_WARN, "fstests", xstrdup("not named"),
-			xstrdup("-o fstests=DIR: a built fstests tree on the machine"));
+		backend_finding_add(out, max, &n, FINDING_WARN, "fstests", xstrdup("not named"),
+				    xstrdup("-o fstests=DIR: a built fstests tree on the machine"));
 	tools = xasprintf("bash awk xfs_io blkid lsblk blockdev tar gzip mkfs.ext4 mkfs.xfs "
 			  "mkfs.btrfs");
 	inspect_finding(ss, &t, "-", tools, &none, &none, "tools",
@@ -2047,7 +2009,8 @@ ssh_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 				xasprintf("%s: there, not in use, confirmed", list), out, max, &n);
 		free(list);
 	} else {
-		finding(out, max, &n, FINDING_WARN, "devices", xstrdup("none named"),
+		backend_finding_add(
+			out, max, &n, FINDING_WARN, "devices", xstrdup("none named"),
 			xstrdup("-o test=DEV -o scratch=DEV: devices the tests may format"));
 	}
 out:
