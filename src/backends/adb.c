@@ -189,7 +189,7 @@ struct target {
 };
 
 struct adb_session_priv {
-	struct agent_pipe pipe;
+	struct agent_kept kept;
 	struct target t;
 	char *agent, *appliance, *key; /* fswb-agent here; the appliance and its key */
 	char *fstests, *job_dir, *mnt_dir, *results_dir;
@@ -198,11 +198,6 @@ struct adb_session_priv {
 	uint64_t loop_bytes;
 	const char *arch; /* the plan's */
 	unsigned boot, silence;
-	bool reconnect;
-	struct adb_run *run;
-	unsigned slot;
-	struct session_callbacks cb;
-	void *data;
 	struct session_layout layout;
 	int con[2];
 	char *notice;
@@ -999,7 +994,7 @@ network_serial(const char *serial)
 static int
 wait_device(const struct adb_session_priv *s, char **serial)
 {
-	unsigned limit = s->reconnect ? s->boot : FIRST_TRY_S;
+	unsigned limit = s->kept.reconnect ? s->boot : FIRST_TRY_S;
 	uint64_t until = loop_now_ms() + (uint64_t)limit * 1000;
 	bool said = false;
 
@@ -1023,8 +1018,8 @@ wait_device(const struct adb_session_priv *s, char **serial)
 		adb_devices_free(d, n);
 		if (agent_worker_stop)
 			return WK_STOPPED;
-		if (loop_now_ms() + RETRY_MS >= until || (server_down && !s->reconnect)) {
-			if (s->reconnect)
+		if (loop_now_ms() + RETRY_MS >= until || (server_down && !s->kept.reconnect)) {
+			if (s->kept.reconnect)
 				agent_worker_say("%s (waited %u s: the -o boot=SECONDS limit)",
 						 error_msg(), s->boot);
 			else
@@ -1578,56 +1573,12 @@ out:
 
 /* ---- the session ---------------------------------------------------------------- */
 
-/* The run's: which devices answered (their agent spoke) in this run. */
-struct adb_run {
-	bool reached[PLAN_SHARDS_MAX];
-};
-
-static enum status
-adb_prepare(struct loop *loop, const struct plan *plan, struct lease *lease, void **priv)
-{
-	*priv = xcalloc(1, sizeof(struct adb_run));
-	return OK;
-}
-
-static void
-adb_discard(void *priv)
-{
-	free(priv);
-}
-
-static void
-on_agent_bytes(void *data, const char *buf, size_t len)
-{
-	struct adb_session_priv *s = data;
-
-	if (s->run && s->slot < PLAN_SHARDS_MAX)
-		s->run->reached[s->slot] = true;
-	s->cb.on_control(s->data, buf, len);
-}
-
-static void
-on_console_bytes(void *data, const char *buf, size_t len)
-{
-	struct adb_session_priv *s = data;
-
-	s->cb.on_console(s->data, buf, len);
-}
-
-static void
-on_gone(void *data, enum status code, const char *why)
-{
-	struct adb_session_priv *s = data;
-
-	s->cb.on_exit(s->data, code, why);
-}
-
 static void
 adb_release(void *priv)
 {
 	struct adb_session_priv *s = priv;
 
-	agent_pipe_release(&s->pipe);
+	agent_pipe_release(&s->kept.pipe);
 	if (s->con[1] >= 0)
 		close(s->con[1]);
 	free(s->t.serial);
@@ -1667,16 +1618,7 @@ adb_start(struct loop *loop, void *run, const struct session_spec *spec,
 	const char *v;
 	enum status rc;
 
-	static const struct session_callbacks mine = { on_agent_bytes, on_console_bytes, NULL,
-						       on_gone };
-
-	s->cb = *cb;
-	s->data = data;
-	s->run = run;
-	s->slot = spec->slot;
-	s->reconnect = run && spec->slot < PLAN_SHARDS_MAX && s->run->reached[spec->slot];
-	agent_pipe_init(&s->pipe, loop, &mine, s);
-	s->pipe.why_from_err = true;
+	agent_kept_init(&s->kept, loop, run, spec->slot, cb, data);
 	s->con[0] = s->con[1] = -1;
 	strvec_init(&s->disks);
 	strvec_init(&s->loops);
@@ -1742,7 +1684,7 @@ adb_start(struct loop *loop, void *run, const struct session_spec *spec,
 	o.fn_name = "fswb adb";
 	o.new_pgrp = true;
 	o.die_with_fswb = true;
-	rc = agent_pipe_start(&s->pipe, &o, lease, s->con[0]);
+	rc = agent_pipe_start(&s->kept.pipe, &o, lease, s->con[0]);
 	s->con[0] = -1; /* the pipe's now */
 	if (rc != OK)
 		goto fail;
@@ -1763,13 +1705,13 @@ fail:
 static enum status
 adb_send(void *priv, const void *buf, size_t len)
 {
-	return agent_pipe_send(&((struct adb_session_priv *)priv)->pipe, buf, len);
+	return agent_pipe_send(&((struct adb_session_priv *)priv)->kept.pipe, buf, len);
 }
 
 static void
 adb_cancel(void *priv)
 {
-	agent_pipe_cancel(&((struct adb_session_priv *)priv)->pipe);
+	agent_pipe_cancel(&((struct adb_session_priv *)priv)->kept.pipe);
 }
 
 static char *
@@ -2291,8 +2233,8 @@ const struct backend_ops adb_backend = {
 	.boot_limit = adb_boot_limit,
 	.silence_limit = adb_silence_limit,
 	.notice = adb_notice,
-	.prepare = adb_prepare,
-	.discard = adb_discard,
+	.prepare = agent_reach_prepare,
+	.discard = agent_reach_discard,
 	.machines = adb_machines,
 	.fstests_from_appliance = adb_fstests_from_appliance,
 	.machine_arch = adb_machine_arch,

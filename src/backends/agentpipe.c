@@ -329,3 +329,62 @@ agent_worker_note(const char *fmt, ...)
 	agent_write_all(agent_worker_note_fd, "fswb: ", 6);
 	agent_write_all(agent_worker_note_fd, buf, (size_t)n);
 }
+
+struct agent_reach {
+	bool reached[PLAN_SHARDS_MAX];
+};
+
+enum status
+agent_reach_prepare(struct loop *loop, const struct plan *plan, struct lease *lease, void **priv)
+{
+	*priv = xcalloc(1, sizeof(struct agent_reach));
+	return OK;
+}
+
+void
+agent_reach_discard(void *priv)
+{
+	free(priv);
+}
+
+static void
+kept_control(void *data, const char *buf, size_t len)
+{
+	struct agent_kept *k = data;
+
+	if (k->reached)
+		*k->reached = true;
+	k->cb.on_control(k->data, buf, len);
+}
+
+static void
+kept_console(void *data, const char *buf, size_t len)
+{
+	struct agent_kept *k = data;
+
+	k->cb.on_console(k->data, buf, len);
+}
+
+static void
+kept_exit(void *data, enum status code, const char *why)
+{
+	struct agent_kept *k = data;
+
+	k->cb.on_exit(k->data, code, why);
+}
+
+void
+agent_kept_init(struct agent_kept *k, struct loop *loop, void *run, unsigned slot,
+		const struct session_callbacks *cb, void *data)
+{
+	static const struct session_callbacks mine = { kept_control, kept_console, NULL,
+						       kept_exit };
+	struct agent_reach *r = run;
+
+	k->cb = *cb;
+	k->data = data;
+	k->reached = r && slot < PLAN_SHARDS_MAX ? &r->reached[slot] : NULL;
+	k->reconnect = k->reached && *k->reached;
+	agent_pipe_init(&k->pipe, loop, &mine, k);
+	k->pipe.why_from_err = true;
+}

@@ -62,6 +62,30 @@ void agent_pipe_cancel(struct agent_pipe *p);
 void agent_pipe_release(struct agent_pipe *p);
 
 /*
+ * Machines that are kept (ssh hosts, adb devices): the run remembers whose
+ * agent spoke (agent_reach_prepare and _discard are the backends' prepare
+ * and discard slots), so that a later session of a machine that went away
+ * waits for it to come back (a reboot) instead of failing at once. A
+ * session's agent_kept passes the engine's callbacks through its pipe and
+ * marks its machine reached at the agent's first bytes.
+ */
+enum status agent_reach_prepare(struct loop *loop, const struct plan *plan, struct lease *lease,
+				void **priv);
+void agent_reach_discard(void *priv);
+
+struct agent_kept {
+	struct agent_pipe pipe;	     /* why_from_err: a worker holds the machine */
+	struct session_callbacks cb; /* the engine's */
+	void *data;
+	bool *reached;	/* this machine's mark in the run's, or NULL */
+	bool reconnect; /* it was reached before in this run: it may be rebooting */
+};
+
+/* k for machine slot of run (agent_reach_prepare's, or NULL), with the engine's cb and data. */
+void agent_kept_init(struct agent_kept *k, struct loop *loop, void *run, unsigned slot,
+		     const struct session_callbacks *cb, void *data);
+
+/*
  * For a worker (spawn's fn mode) behind an agent pipe: agent_worker_signals()
  * makes SIGTERM set agent_worker_stop (the worker stops its machine and
  * ends) and ignores SIGPIPE; agent_worker_say() writes why it ends, a line

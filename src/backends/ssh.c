@@ -90,7 +90,7 @@ struct target {
 };
 
 struct ssh_session_priv {
-	struct agent_pipe pipe;
+	struct agent_kept kept;
 	struct target t;
 	char *work, *run_dir, *fstests, *job_dir, *mnt_dir, *results_dir;
 	char *agent, *agent_remote; /* fswb-agent here, and where it goes on the machine */
@@ -99,11 +99,6 @@ struct ssh_session_priv {
 	struct strvec wipe;	    /* the devices the user named in wipe= */
 	char *fstyp;
 	unsigned boot, silence;
-	bool reconnect; /* this machine was reached before in the run: it may be rebooting */
-	struct ssh_run *run;
-	unsigned slot;
-	struct session_callbacks cb; /* the engine's */
-	void *data;
 	struct session_layout layout;
 	int con[2];
 	char *notice;
@@ -937,7 +932,7 @@ ssh_inspect_verdict(const char *text, const struct ssh_machine *m, struct ssh_ve
 static int
 connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 {
-	unsigned limit = s->reconnect ? s->boot : FIRST_TRY_S;
+	unsigned limit = s->kept.reconnect ? s->boot : FIRST_TRY_S;
 	uint64_t until = loop_now_ms() + (uint64_t)limit * 1000;
 	char *name = target_name(&s->t);
 	bool network, said = false;
@@ -948,7 +943,7 @@ connect_until(const struct ssh_session_priv *s, ssh_session *ss)
 		if (rc == OK)
 			break;
 		if (!network || agent_worker_stop || loop_now_ms() + RETRY_MS >= until) {
-			if (network && s->reconnect)
+			if (network && s->kept.reconnect)
 				agent_worker_say("%s (tried for %u s: the -o boot=SECONDS limit)",
 						 error_msg(), s->boot);
 			else if (network)
@@ -1512,57 +1507,12 @@ out:
 
 /* ---- the session --------------------------------------------------------------- */
 
-/* The run's: which machines answered (their agent spoke) in this run. */
-struct ssh_run {
-	bool reached[PLAN_SHARDS_MAX];
-};
-
-static enum status
-ssh_prepare(struct loop *loop, const struct plan *plan, struct lease *lease, void **priv)
-{
-	*priv = xcalloc(1, sizeof(struct ssh_run));
-	return OK;
-}
-
-static void
-ssh_discard(void *priv)
-{
-	free(priv);
-}
-
-/* The agent's first bytes: the machine is reached; a later session of it may wait for it. */
-static void
-on_agent_bytes(void *data, const char *buf, size_t len)
-{
-	struct ssh_session_priv *s = data;
-
-	if (s->run && s->slot < PLAN_SHARDS_MAX)
-		s->run->reached[s->slot] = true;
-	s->cb.on_control(s->data, buf, len);
-}
-
-static void
-on_console_bytes(void *data, const char *buf, size_t len)
-{
-	struct ssh_session_priv *s = data;
-
-	s->cb.on_console(s->data, buf, len);
-}
-
-static void
-on_gone(void *data, enum status code, const char *why)
-{
-	struct ssh_session_priv *s = data;
-
-	s->cb.on_exit(s->data, code, why);
-}
-
 static void
 ssh_release(void *priv)
 {
 	struct ssh_session_priv *s = priv;
 
-	agent_pipe_release(&s->pipe);
+	agent_pipe_release(&s->kept.pipe);
 	if (s->con[1] >= 0)
 		close(s->con[1]);
 	target_release(&s->t);
@@ -1630,16 +1580,7 @@ ssh_start(struct loop *loop, void *run, const struct session_spec *spec,
 	const char *fstests = session_spec_opt(spec, "fstests"), *v;
 	enum status rc;
 
-	static const struct session_callbacks mine = { on_agent_bytes, on_console_bytes, NULL,
-						       on_gone };
-
-	s->cb = *cb;
-	s->data = data;
-	s->run = run;
-	s->slot = spec->slot;
-	s->reconnect = run && spec->slot < PLAN_SHARDS_MAX && s->run->reached[spec->slot];
-	agent_pipe_init(&s->pipe, loop, &mine, s);
-	s->pipe.why_from_err = true;
+	agent_kept_init(&s->kept, loop, run, spec->slot, cb, data);
 	s->con[0] = s->con[1] = -1;
 	strvec_init(&s->disks);
 	strvec_init(&s->wipe);
@@ -1708,7 +1649,7 @@ ssh_start(struct loop *loop, void *run, const struct session_spec *spec,
 	o.fn_name = "fswb ssh";
 	o.new_pgrp = true;
 	o.die_with_fswb = true;
-	rc = agent_pipe_start(&s->pipe, &o, lease, s->con[0]);
+	rc = agent_pipe_start(&s->kept.pipe, &o, lease, s->con[0]);
 	s->con[0] = -1; /* the pipe's now */
 	if (rc != OK)
 		goto fail;
@@ -1728,13 +1669,13 @@ fail:
 static enum status
 ssh_send(void *priv, const void *buf, size_t len)
 {
-	return agent_pipe_send(&((struct ssh_session_priv *)priv)->pipe, buf, len);
+	return agent_pipe_send(&((struct ssh_session_priv *)priv)->kept.pipe, buf, len);
 }
 
 static void
 ssh_cancel(void *priv)
 {
-	agent_pipe_cancel(&((struct ssh_session_priv *)priv)->pipe);
+	agent_pipe_cancel(&((struct ssh_session_priv *)priv)->kept.pipe);
 }
 
 static char *
@@ -2071,8 +2012,8 @@ const struct backend_ops ssh_backend = {
 	.boot_limit = ssh_boot_limit,
 	.silence_limit = ssh_silence_limit,
 	.notice = ssh_notice,
-	.prepare = ssh_prepare,
-	.discard = ssh_discard,
+	.prepare = agent_reach_prepare,
+	.discard = agent_reach_discard,
 	.machines = ssh_machines,
 	.fstests_from_appliance = ssh_fstests_from_appliance,
 	.doctor = ssh_doctor,
