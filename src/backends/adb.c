@@ -189,7 +189,7 @@ struct target {
 };
 
 struct adb_session_priv {
-	struct agent_kept kept;
+	struct agent_kept kept; /* first: agent_kept_send and _cancel take the session */
 	struct target t;
 	char *agent, *appliance, *key; /* fswb-agent here; the appliance and its key */
 	char *fstests, *job_dir, *mnt_dir, *results_dir;
@@ -199,7 +199,6 @@ struct adb_session_priv {
 	const char *arch; /* the plan's */
 	unsigned boot, silence;
 	struct session_layout layout;
-	int con[2];
 	char *notice;
 };
 
@@ -1420,11 +1419,8 @@ worker(void *arg)
 	struct strbuf errtail = STRBUF_INIT, q = STRBUF_INIT;
 	char *serial = NULL, *cmd;
 	bool in_open = true;
-	int code, con = s->con[1], st = -1;
+	int code, con = agent_kept_worker(&s->kept), st = -1;
 
-	agent_worker_signals();
-	close(s->con[0]);
-	agent_worker_note_fd = con;
 	code = wait_device(s, &serial);
 	if (code == WK_OK)
 		code = prepare_device(s, serial);
@@ -1578,9 +1574,7 @@ adb_release(void *priv)
 {
 	struct adb_session_priv *s = priv;
 
-	agent_pipe_release(&s->kept.pipe);
-	if (s->con[1] >= 0)
-		close(s->con[1]);
+	agent_kept_release(&s->kept);
 	free(s->t.serial);
 	free(s->t.work);
 	free(s->agent);
@@ -1613,13 +1607,11 @@ adb_start(struct loop *loop, void *run, const struct session_spec *spec,
 	  const struct session_callbacks *cb, void *data, struct lease *lease, void **priv)
 {
 	struct adb_session_priv *s = xcalloc(1, sizeof(*s));
-	struct spawn_opts o = SPAWN_OPTS_INIT;
 	struct strvec pool = STRVEC_INIT;
 	const char *v;
 	enum status rc;
 
 	agent_kept_init(&s->kept, loop, run, spec->slot, cb, data);
-	s->con[0] = s->con[1] = -1;
 	strvec_init(&s->disks);
 	strvec_init(&s->loops);
 	s->boot = session_spec_seconds(spec, "boot", BOOT_DEFAULT);
@@ -1674,44 +1666,17 @@ adb_start(struct loop *loop, void *run, const struct session_spec *spec,
 					   s->disks.v[i], spec->disks[j].role, spec->disks[i].role);
 				goto fail;
 			}
-	if (pipe2(s->con, O_CLOEXEC)) {
-		rc = error(ERR_IO, "cannot make a pipe: %s", strerror(errno));
-		goto fail;
-	}
-	fcntl(s->con[0], F_SETFL, O_NONBLOCK);
-	o.fn = worker;
-	o.fn_arg = s;
-	o.fn_name = "fswb adb";
-	o.new_pgrp = true;
-	o.die_with_fswb = true;
-	rc = agent_pipe_start(&s->kept.pipe, &o, lease, s->con[0]);
-	s->con[0] = -1; /* the pipe's now */
+	rc = agent_kept_start(&s->kept, worker, s, "fswb adb", lease);
 	if (rc != OK)
 		goto fail;
-	close(s->con[1]);
-	s->con[1] = -1;
 	s->notice = xasprintf("the test machine is the Android device %s, running its own kernel; "
 			      "fstests runs in a chroot in %s",
 			      s->t.serial ? s->t.serial : "attached", s->t.work);
 	*priv = s;
 	return OK;
 fail:
-	if (s->con[0] >= 0)
-		close(s->con[0]);
 	adb_release(s);
 	return rc;
-}
-
-static enum status
-adb_send(void *priv, const void *buf, size_t len)
-{
-	return agent_pipe_send(&((struct adb_session_priv *)priv)->kept.pipe, buf, len);
-}
-
-static void
-adb_cancel(void *priv)
-{
-	agent_pipe_cancel(&((struct adb_session_priv *)priv)->kept.pipe);
 }
 
 static char *
@@ -2225,8 +2190,8 @@ const struct backend_ops adb_backend = {
 	.programs = adb_programs,
 	.probe = adb_probe,
 	.start = adb_start,
-	.send = adb_send,
-	.cancel = adb_cancel,
+	.send = agent_kept_send,
+	.cancel = agent_kept_cancel,
 	.disk_path = adb_disk_path,
 	.layout = adb_layout,
 	.release = adb_release,

@@ -3,6 +3,7 @@
 #include "backends/agentpipe.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -385,6 +386,56 @@ agent_kept_init(struct agent_kept *k, struct loop *loop, void *run, unsigned slo
 	k->data = data;
 	k->reached = r && slot < PLAN_SHARDS_MAX ? &r->reached[slot] : NULL;
 	k->reconnect = k->reached && *k->reached;
+	k->notes[0] = k->notes[1] = -1;
 	agent_pipe_init(&k->pipe, loop, &mine, k);
 	k->pipe.why_from_err = true;
+}
+
+enum status
+agent_kept_start(struct agent_kept *k, int (*fn)(void *), void *arg, const char *name,
+		 struct lease *lease)
+{
+	struct spawn_opts o = SPAWN_OPTS_INIT;
+	enum status rc;
+
+	if (pipe2(k->notes, O_CLOEXEC))
+		return error(ERR_IO, "cannot make a pipe: %s", strerror(errno));
+	fcntl(k->notes[0], F_SETFL, O_NONBLOCK);
+	o.fn = fn;
+	o.fn_arg = arg;
+	o.fn_name = name;
+	o.new_pgrp = true;
+	o.die_with_fswb = true;
+	rc = agent_pipe_start(&k->pipe, &o, lease, k->notes[0]);
+	k->notes[0] = -1; /* the pipe's now */
+	close(k->notes[1]);
+	k->notes[1] = -1;
+	return rc;
+}
+
+int
+agent_kept_worker(struct agent_kept *k)
+{
+	agent_worker_signals();
+	close(k->notes[0]);
+	agent_worker_note_fd = k->notes[1];
+	return k->notes[1];
+}
+
+void
+agent_kept_release(struct agent_kept *k)
+{
+	agent_pipe_release(&k->pipe);
+}
+
+enum status
+agent_kept_send(void *priv, const void *buf, size_t len)
+{
+	return agent_pipe_send(&((struct agent_kept *)priv)->pipe, buf, len);
+}
+
+void
+agent_kept_cancel(void *priv)
+{
+	agent_pipe_cancel(&((struct agent_kept *)priv)->pipe);
 }

@@ -79,11 +79,24 @@ struct agent_kept {
 	void *data;
 	bool *reached;	/* this machine's mark in the run's, or NULL */
 	bool reconnect; /* it was reached before in this run: it may be rebooting */
+	int notes[2];	/* the worker's notes and kernel log: the pipe's ends */
 };
 
 /* k for machine slot of run (agent_reach_prepare's, or NULL), with the engine's cb and data. */
 void agent_kept_init(struct agent_kept *k, struct loop *loop, void *run, unsigned slot,
 		     const struct session_callbacks *cb, void *data);
+/*
+ * Start fn(arg), the worker that holds the machine, behind k's pipe: its
+ * own process group, dying with fswb; in it, agent_kept_worker() first.
+ */
+enum status agent_kept_start(struct agent_kept *k, int (*fn)(void *), void *arg, const char *name,
+			     struct lease *lease);
+/* In the worker: its signals (agent_worker_signals), its notes to the console; the console's fd. */
+int agent_kept_worker(struct agent_kept *k);
+void agent_kept_release(struct agent_kept *k);
+/* The send and cancel slots of a backend whose session's first member is its agent_kept. */
+enum status agent_kept_send(void *priv, const void *buf, size_t len);
+void agent_kept_cancel(void *priv);
 
 /*
  * For a worker (spawn's fn mode) behind an agent pipe: agent_worker_signals()

@@ -90,7 +90,7 @@ struct target {
 };
 
 struct ssh_session_priv {
-	struct agent_kept kept;
+	struct agent_kept kept; /* first: agent_kept_send and _cancel take the session */
 	struct target t;
 	char *work, *run_dir, *fstests, *job_dir, *mnt_dir, *results_dir;
 	char *agent, *agent_remote; /* fswb-agent here, and where it goes on the machine */
@@ -100,7 +100,6 @@ struct ssh_session_priv {
 	char *fstyp;
 	unsigned boot, silence;
 	struct session_layout layout;
-	int con[2];
 	char *notice;
 };
 
@@ -1372,11 +1371,8 @@ worker(void *arg)
 	char *cmd, *name = target_name(&s->t);
 	uint64_t last_alive = loop_now_ms(), last_heard = loop_now_ms();
 	bool in_open = true;
-	int code, con = s->con[1];
+	int code, con = agent_kept_worker(&s->kept);
 
-	agent_worker_signals();
-	close(s->con[0]);
-	agent_worker_note_fd = con;
 	code = connect_until(s, &ss);
 	if (code == WK_OK)
 		code = settle(s, ss);
@@ -1512,9 +1508,7 @@ ssh_release(void *priv)
 {
 	struct ssh_session_priv *s = priv;
 
-	agent_pipe_release(&s->kept.pipe);
-	if (s->con[1] >= 0)
-		close(s->con[1]);
+	agent_kept_release(&s->kept);
 	target_release(&s->t);
 	free(s->work);
 	free(s->run_dir);
@@ -1576,12 +1570,10 @@ ssh_start(struct loop *loop, void *run, const struct session_spec *spec,
 	  const struct session_callbacks *cb, void *data, struct lease *lease, void **priv)
 {
 	struct ssh_session_priv *s = xcalloc(1, sizeof(*s));
-	struct spawn_opts o = SPAWN_OPTS_INIT;
 	const char *fstests = session_spec_opt(spec, "fstests"), *v;
 	enum status rc;
 
 	agent_kept_init(&s->kept, loop, run, spec->slot, cb, data);
-	s->con[0] = s->con[1] = -1;
 	strvec_init(&s->disks);
 	strvec_init(&s->wipe);
 	s->boot = session_spec_seconds(spec, "boot", BOOT_DEFAULT);
@@ -1639,43 +1631,16 @@ ssh_start(struct loop *loop, void *run, const struct session_spec *spec,
 					s->disks.v[i], spec->disks[j].role, spec->disks[i].role);
 				goto fail;
 			}
-	if (pipe2(s->con, O_CLOEXEC)) {
-		rc = error(ERR_IO, "cannot make a pipe: %s", strerror(errno));
-		goto fail;
-	}
-	fcntl(s->con[0], F_SETFL, O_NONBLOCK);
-	o.fn = worker;
-	o.fn_arg = s;
-	o.fn_name = "fswb ssh";
-	o.new_pgrp = true;
-	o.die_with_fswb = true;
-	rc = agent_pipe_start(&s->kept.pipe, &o, lease, s->con[0]);
-	s->con[0] = -1; /* the pipe's now */
+	rc = agent_kept_start(&s->kept, worker, s, "fswb ssh", lease);
 	if (rc != OK)
 		goto fail;
-	close(s->con[1]);
-	s->con[1] = -1;
 	s->notice = xasprintf("the test machine is %s@%s:%u, running its own kernel", s->t.user,
 			      s->t.host, s->t.port);
 	*priv = s;
 	return OK;
 fail:
-	if (s->con[0] >= 0)
-		close(s->con[0]);
 	ssh_release(s);
 	return rc;
-}
-
-static enum status
-ssh_send(void *priv, const void *buf, size_t len)
-{
-	return agent_pipe_send(&((struct ssh_session_priv *)priv)->kept.pipe, buf, len);
-}
-
-static void
-ssh_cancel(void *priv)
-{
-	agent_pipe_cancel(&((struct ssh_session_priv *)priv)->kept.pipe);
 }
 
 static char *
@@ -2004,8 +1969,8 @@ const struct backend_ops ssh_backend = {
 	.cleanup = ssh_backend_cleanup,
 	.probe = ssh_probe,
 	.start = ssh_start,
-	.send = ssh_send,
-	.cancel = ssh_cancel,
+	.send = agent_kept_send,
+	.cancel = agent_kept_cancel,
 	.disk_path = ssh_disk_path,
 	.layout = ssh_layout,
 	.release = ssh_release,
