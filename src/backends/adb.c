@@ -818,6 +818,7 @@ pick_device(const char *serial, const struct adb_device *d, size_t n, const stru
 	for (size_t i = 0; i < n; i++) {
 		if (serial && !strcmp(d[i].serial, serial)) {
 			*out = &d[i];
+			strvec_clear(&names);
 			return OK;
 		}
 		strvec_pushf(&names, "%s%s%s%s", d[i].serial, d[i].model ? " (" : "",

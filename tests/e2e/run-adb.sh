@@ -55,7 +55,7 @@ A=$ADB_SERIAL
 # 1. A whole run on loop files: pass, fail, not run; the chroot pushed once.
 run first "$A" generic/001 generic/002 generic/004 generic/006
 check "a run on the device ends (rc=$rc, 1 failure expected: $(why first))" test "$rc" -eq 1
-check "... with check's statuses" test "$(statuses)" = \
+check "... with check's statuses ($(statuses | tr '\n' ' '))" test "$(statuses)" = \
 	$'generic/001 pass\ngeneric/002 pass\ngeneric/004 notrun\ngeneric/006 fail'
 check "... generic/006's .out.bad came back" test -s "$dir/results/ext4-4k/generic/006.out.bad"
 check "... the chroot was pushed and unpacked" \
@@ -96,7 +96,7 @@ rc=$?
 cat "$T/reboot.out" >>"$T/reboot.err"
 dir=$(sed -n 's/^Results: //p' "$T/reboot.out" | tail -n 1)
 check "a run whose device rebooted mid-test ends (rc=$rc: $(why reboot))" test "$rc" -eq 1
-check "... generic/012 crashed, generic/001 passed after the device came back" \
+check "... generic/012 crashed, generic/001 passed after the device came back ($(statuses | tr '\n' ' '))" \
 	test "$(statuses)" = $'generic/001 pass\ngeneric/012 crashed'
 check "... fswb says the device dropped off, and waited for it" \
 	eval 'grep -q "dropped off (a reboot, or a kernel panic)" "$T/reboot.err" &&
