@@ -2035,7 +2035,8 @@ adb_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 					"%s devices need --arch %s, which runs %s programs through "
 					"qemu-user-static: binfmt_misc has no qemu-%s here",
 					other, other, other, qemu),
-				xasprintf("apt-get install qemu-user-static binfmt-support; "
+				xasprintf("apt-get install qemu-user-static binfmt-support "
+					  "arch-test; "
 					  "update-binfmts --enable qemu-%s (without systemd: mount "
 					  "-t "
 					  "binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc first)",

@@ -12,12 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/backend.h"
 #include "cmd/cmd.h"
 #include "core/event.h"
 #include "core/loop.h"
 #include "core/paths.h"
 #include "core/plan.h"
-#include "backends/backend.h"
 #include "core/status.h"
 #include "core/util.h"
 #include "kbuild/kernel.h"

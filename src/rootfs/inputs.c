@@ -377,11 +377,12 @@ ap_binfmt_check(const char *debarch)
 
 	if (binfmt_runs(qemu))
 		return OK;
-	return error(ERR_UNSUPPORTED,
-		     "an appliance for %s runs %s programs while it is built, through "
-		     "qemu-user-static, and binfmt_misc has no qemu-%s here: apt-get install "
-		     "qemu-user-static binfmt-support, then update-binfmts --enable qemu-%s "
-		     "(without systemd, as root: mount -t binfmt_misc binfmt_misc "
-		     "/proc/sys/fs/binfmt_misc first)",
-		     debarch, debarch, qemu, qemu);
+	return error(
+		ERR_UNSUPPORTED,
+		"an appliance for %s runs %s programs while it is built, through "
+		"qemu-user-static, and binfmt_misc has no qemu-%s here: apt-get install "
+		"qemu-user-static binfmt-support arch-test, then update-binfmts --enable qemu-%s "
+		"(without systemd, as root: mount -t binfmt_misc binfmt_misc "
+		"/proc/sys/fs/binfmt_misc first)",
+		debarch, debarch, qemu, qemu);
 }
