@@ -28,7 +28,10 @@ const char *const appliance_packages[] = {
 	 * nfs4_getfacl for the nfs ACL tests) */
 	"nfs-kernel-server", "nfs-common", "rpcbind", "nfs4-acl-tools",
 	/* ip: fswb-init brings the loopback interface up, which NFS mounts over */
-	"iproute2", NULL
+	"iproute2",
+	/* on a Compute Engine instance fswb-init gets an address by DHCP and
+	 * talks to the metadata server and the bucket */
+	"isc-dhcp-client", "curl", "ca-certificates", NULL
 };
 
 /* ---- the agent ---- */

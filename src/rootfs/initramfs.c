@@ -542,16 +542,32 @@ chosen_path(const char *path)
 		return true;
 	if (str_startswith(path, "kernel/drivers/scsi/scsi_debug.ko"))
 		return true;
+	/* a GCE guest's disks (virtio-scsi, NVMe) and network (virtio-net) */
+	static const char *const gce[] = {
+		"kernel/drivers/scsi/virtio_scsi.ko", "kernel/drivers/scsi/sd_mod.ko",
+		"kernel/drivers/scsi/scsi_mod.ko",    "kernel/drivers/scsi/scsi_common.ko",
+		"kernel/drivers/nvme/host/nvme.ko",   "kernel/drivers/nvme/host/nvme-core.ko",
+		"kernel/drivers/net/virtio_net.ko",   "kernel/drivers/net/net_failover.ko",
+		"kernel/net/core/failover.ko",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(gce); i++)
+		if (str_startswith(path, gce[i]))
+			return true;
 	return false;
 }
 
+/* optional: loaded when the kernel has them as modules, no error when it has not (GCE's disks) */
 static const struct {
 	const char *name, *config;
+	bool optional;
 } boot_modules[] = {
-	{ "virtio_pci", "CONFIG_VIRTIO_PCI" },
-	{ "virtio_blk", "CONFIG_VIRTIO_BLK" },
-	{ "virtio_console", "CONFIG_VIRTIO_CONSOLE" },
-	{ "ext4", "CONFIG_EXT4_FS" },
+	{ "virtio_pci", "CONFIG_VIRTIO_PCI", false },
+	{ "virtio_blk", "CONFIG_VIRTIO_BLK", false },
+	{ "virtio_console", "CONFIG_VIRTIO_CONSOLE", false },
+	{ "ext4", "CONFIG_EXT4_FS", false },
+	{ "virtio_scsi", "CONFIG_SCSI_VIRTIO", true },
+	{ "sd_mod", "CONFIG_BLK_DEV_SD", true },
+	{ "nvme", "CONFIG_BLK_DEV_NVME", true },
 };
 
 void
@@ -638,6 +654,9 @@ initramfs_plan(const char *kernel_version, const char *modules_dir, struct initr
 
 		if (m) {
 			add_boot(&s, m, &p->boot);
+		} else if (boot_modules[i].optional) {
+			if (strvec_contains(&s.builtin, name))
+				strvec_push(&p->builtin, name);
 		} else if (!s.have_builtin || strvec_contains(&s.builtin, name)) {
 			strvec_push(&p->builtin, name);
 		} else {
