@@ -15,8 +15,9 @@
 #include "core/paths.h"
 #include "core/spawn.h"
 
-static const struct backend_ops *const all[] = { &qemu_backend, &libvirt_backend, &ssh_backend,
-						 &adb_backend,	&stdio_backend,	  NULL };
+static const struct backend_ops *const all[] = { &qemu_backend, &libvirt_backend, &gce_backend,
+						 &ssh_backend,	&adb_backend,	  &stdio_backend,
+						 NULL };
 
 static const struct arch_info arches[] = {
 	{ "x86_64", "x86_64", "ttyS0" },
@@ -368,6 +369,15 @@ backend_check_options(const struct plan *plan)
 		return rc;
 	}
 	return OK;
+}
+
+enum status
+backend_check_plan(const struct plan *plan)
+{
+	enum status rc = backend_check_options(plan);
+	const struct backend_ops *ops = rc == OK ? backend_find(plan->backend) : NULL;
+
+	return ops && ops->check_plan ? ops->check_plan(plan) : rc;
 }
 
 void

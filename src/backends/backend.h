@@ -370,6 +370,13 @@ struct backend_ops {
 	 */
 	enum status (*forget)(const struct plan *plan, char **said);
 
+	/*
+	 * Optional. A plan about to run (backend_check_plan), after every option
+	 * passed its check: what the options say together (a key the backend
+	 * needs, the cost accepted); OK, or an error saying what to give.
+	 */
+	enum status (*check_plan)(const struct plan *plan);
+
 	/* Optional, required with BACKEND_COSTS: what the run will cost, one line; free() it. */
 	char *(*cost)(const struct plan *plan);
 };
@@ -387,6 +394,8 @@ bool backend_own_machine(const char *name);
 
 /* The plan's backend exists and takes its options: else an error naming the key and the fix. */
 enum status backend_check_options(const struct plan *plan);
+/* A plan about to run: backend_check_options, then what the backend's check_plan says. */
+enum status backend_check_plan(const struct plan *plan);
 
 enum status backend_probe(const struct backend_ops *ops, const struct plan *plan,
 			  struct backend_probe *out);
@@ -447,6 +456,7 @@ extern const struct backend_ops stdio_backend;
 extern const struct backend_ops ssh_backend;
 extern const struct backend_ops libvirt_backend;
 extern const struct backend_ops adb_backend;
+extern const struct backend_ops gce_backend;
 
 /*
  * `fswb appliance rm --device SERIAL`: what fswb keeps on an adb device in

@@ -78,7 +78,7 @@ plan_check(const struct plan *plan, const struct profiles *profiles)
 		return rc;
 	rc = check_test_dirs(plan, profiles);
 	if (rc == OK)
-		rc = backend_check_options(plan);
+		rc = backend_check_plan(plan);
 	if (rc == OK && plan->shell) {
 		const struct backend_ops *ops = backend_find(plan->backend);
 

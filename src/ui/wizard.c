@@ -1049,25 +1049,35 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 		const struct backend_probe *pr = &w->probes[i];
 		bool sel = i == w->lp_backend.sel;
 		bool chosen = w->plan.backend && !strcmp(w->plan.backend, w->backends[i]);
+		int attr = pr->usable ? (pr->slow ? R_WARN : R_PASS) : R_FAIL;
+		const char *glyph = pr->usable ? (pr->slow ? ui->g.warn : ui->g.ok) : ui->g.no;
+		const char *summary = pr->summary ? pr->summary : "";
 
 		if (sel)
 			ui_fill(ui, y, 0, ui->cols, R_SEL);
 		ui_put(ui, y, 2, 1, sel ? R_SEL : R_BOLD, chosen ? ui->g.sel : " ");
 		ui_put(ui, y, 4, 10, sel ? R_SEL : R_BOLD, w->backends[i]);
-		ui_put(ui, y, 15, ui->cols - 16, sel ? R_SEL : R_NORMAL,
-		       ops && ops->description ? ops->description : "");
-		y++;
 		if (probe_pending(w, i)) {
-			ui_put(ui, y, 6, 1, R_DIM, ui->g.running);
-			ui_put(ui, y++, 8, ui->cols - 9, R_DIM, "checking...");
-			y += sel;
+			attr = R_DIM;
+			glyph = ui->g.running;
+			summary = "checking...";
+		}
+		if (!sel) {
+			/* one line each: the one under the cursor says what it is, and more */
+			ui_put(ui, y, 15, 1, attr, glyph);
+			ui_put(ui, y++, 17, ui->cols - 18, attr == R_DIM ? R_DIM : R_NORMAL,
+			       summary);
 			continue;
 		}
-		ui_put(ui, y, 6, 1, pr->usable ? (pr->slow ? R_WARN : R_PASS) : R_FAIL,
-		       pr->usable ? (pr->slow ? ui->g.warn : ui->g.ok) : ui->g.no);
-		ui_put(ui, y++, 8, ui->cols - 9, R_NORMAL, pr->summary ? pr->summary : "");
-		if (!sel) /* the details of the one under the cursor */
+		ui_put(ui, y, 15, ui->cols - 16, R_SEL,
+		       ops && ops->description ? ops->description : "");
+		y++;
+		ui_put(ui, y, 6, 1, attr, glyph);
+		ui_put(ui, y++, 8, ui->cols - 9, attr == R_DIM ? R_DIM : R_NORMAL, summary);
+		if (probe_pending(w, i)) {
+			y++;
 			continue;
+		}
 		if (pr->why && y < maxy)
 			y = para(ui, y, 8, ui->cols - 10, maxy, R_DIM, pr->why);
 		if (pr->fix && y < maxy) {
@@ -1122,7 +1132,8 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 		y = para(ui, y, 4, ui->cols - 6, maxy, R_DIM, why.buf);
 	}
 	strbuf_release(&why);
-	hint(ui, y0, body_h, "The Compute Engine backend is coming.");
+	hint(ui, y0, body_h,
+	     "o sets options: gce zone= bucket= key= cost=ok, ssh host=, adb serial=");
 }
 
 /* ---- step 5: tests ---- */

@@ -50,7 +50,8 @@ check "the ssh group only says how to name a machine" \
 	grep -qE '^  ok +test machine  none named here; fswb doctor --backend ssh' "$T/out"
 check "the libvirt group says its default URI is not used here, with why" \
 	grep -qE '^  ok +libvirt  (not used here \(only --backend libvirt needs it\): .*not running|.*not tried)' "$T/out"
-check "no gce group (not a backend of this fswb)" bash -c "! grep -qE '^gce: ' '$T/out'"
+check "the gce group asks no cloud unless a project is named" \
+	grep -qE '^  ok +project  none named here; fswb doctor --backend gce -o key=FILE' "$T/out"
 check "the adb group looks at no device unless asked" \
 	grep -qE '^  ok +devices  not looked at; fswb doctor --backend adb' "$T/out"
 check "the closing line says fswb run can work" grep -q '^fswb run can work here' "$T/out"
@@ -86,7 +87,7 @@ check "--json without QEMU exits 1" test "$rc" -eq 1
 if command -v jq >/dev/null; then
 	check "--json is JSON with ready false" jq -e '.ready == false' "$T/json"
 	check "--json has the host and the backends of this fswb" \
-		jq -e '[.groups[].name] == ["host","qemu","libvirt","ssh","adb"]' "$T/json"
+		jq -e '[.groups[].name] == ["host","qemu","libvirt","gce","ssh","adb"]' "$T/json"
 	check "--json marks qemu-system-x86_64 missing and required" \
 		jq -e '.groups[1].findings[] | select(.name == "qemu-system-x86_64") |
 			.state == "MISSING" and .required and (.fix | length > 0)' "$T/json"

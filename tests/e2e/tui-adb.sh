@@ -37,8 +37,8 @@ ui_keys 3
 check_screen "filesystem step" "step 3 of 6"
 ui_keys Enter
 check_screen "backend step" "step 4 of 6"
+ui_keys Down Down Down Down
 check_screen "adb is offered" "a rooted Android device over adb"
-ui_keys Down Down Down
 check_screen "two devices: pick one" "not usable yet: 2 devices are attached, pick one" 20
 check_screen "... listed with model and product" "$A (Pixel_Test, fswb_x86)"
 check_screen "... both" "$B (Board_Two, fswb_board)"
@@ -87,7 +87,7 @@ ui_keys 3
 check_screen "again: filesystem step" "step 3 of 6"
 ui_keys Enter
 check_screen "again: backend step" "step 4 of 6"
-ui_keys Down Down Down
+ui_keys Down Down Down Down
 check_screen "what fswb keeps on the device is shown, with x" \
 	"kept: fswb's chroot and files in /data/fswb on $A" 20
 ui_keys x no Enter

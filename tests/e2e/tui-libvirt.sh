@@ -21,8 +21,8 @@ ui_keys 3
 check_screen "filesystem step" "step 3 of 6"
 ui_keys Enter
 check_screen "backend step" "step 4 of 6"
-check_screen "libvirt is offered" "a libvirt domain (qemu:///system"
 ui_keys Down
+check_screen "libvirt is offered" "a libvirt domain (qemu:///system"
 check_screen "no daemon at the default URI is said" "not usable: qemu:///system?socket=/nonexistent" 20
 check_screen "... and an embedded driver is offered" "uri=qemu:///embed?root="
 ui_keys o C-u "uri=qemu+ssh://-x/system" Enter

@@ -51,8 +51,8 @@ ui_keys 3
 check_screen "filesystem step" "step 3 of 6"
 ui_keys Enter
 check_screen "backend step" "step 4 of 6"
+ui_keys Down Down Down
 check_screen "ssh is offered" "a prepared test machine over ssh"
-ui_keys Down Down
 check_screen "ssh without a machine says what to name" "not usable yet: no test machine named" 20
 
 # a bad option is refused as it is typed in

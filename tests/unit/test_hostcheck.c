@@ -484,7 +484,14 @@ test_run_without_qemu(void **state)
 	/* a group per backend of this fswb, and none for backends it does not have */
 	for (size_t i = 0; i < hc.n; i++)
 		assert_true(!strcmp(hc.v[i].group, HC_HOST) || backend_find(hc.v[i].group));
-	assert_int_equal(hostcheck_group(&hc, "gce", &first), 0);
+	assert_int_equal(hostcheck_group(&hc, "nope", &first), 0);
+	/* gce: its programs only (no project named), nothing of it on the welcome screen */
+	assert_true(hostcheck_group(&hc, "gce", &first) > 0);
+	for (size_t i = 0; i < hc.n; i++)
+		if (!strcmp(hc.v[i].group, "gce")) {
+			assert_false(hc.v[i].shown);
+			assert_false(hc.v[i].required);
+		}
 	/* adb: not chosen, so no device is looked at, and nothing of it on the welcome screen */
 	assert_true(hostcheck_group(&hc, "adb", &first) > 0);
 	for (size_t i = 0; i < hc.n; i++)
@@ -547,7 +554,8 @@ static void
 test_names(void **state)
 {
 	assert_string_equal(hc_group_title(HC_HOST), "the kernel, disk and tools on this machine");
-	assert_string_equal(hc_group_title("gce"), "?");
+	assert_string_equal(hc_group_title("nope"), "?");
+	assert_string_equal(hc_group_title("gce"), gce_backend.description);
 	assert_string_equal(hc_group_title("adb"), adb_backend.description);
 	assert_string_equal(hc_group_title("qemu"), qemu_backend.description);
 	assert_string_equal(hc_state_str(HC_OK), "ok");
