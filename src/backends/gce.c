@@ -172,6 +172,11 @@ gce_check_plan(const struct plan *plan)
 			     "the gce backend needs -o zone=ZONE and -o bucket=BUCKET (and -o "
 			     "key=FILE, a service account's JSON key, unless fswb runs on Compute "
 			     "Engine)");
+	if (!plan_backend_opt(plan, "key") && !plan_backend_opt(plan, "project"))
+		return error(
+			ERR_INVALID,
+			"without -o key=FILE (fswb on Compute Engine, its own service account) "
+			"name the project: -o project=PROJECT");
 	if (!plan_backend_opt(plan, "cost")) {
 		char *cost = gce_cost(plan);
 		enum status rc = error(ERR_INVALID, "%s; give -o cost=ok to accept it", cost);
@@ -937,7 +942,9 @@ worker(void *arg)
 			inputs++;
 			strbuf_reset(&in);
 		}
-		if (poll_port(s, a, &r, 2, -1) != OK || poll_port(s, a, &r, 1, con) != OK) {
+		/* Compute Engine counts reads against a quota: the kernel log every other time */
+		if (poll_port(s, a, &r, 2, -1) != OK ||
+		    ((polls & 1) == 0 && poll_port(s, a, &r, 1, con) != OK)) {
 			agent_worker_say("cannot read %s's serial output: %s", s->name,
 					 error_msg());
 			code = WK_FAIL;
@@ -1023,12 +1030,13 @@ reap_instance(const char *key_file, const char *project, const char *zone, const
 static void
 gce_reap(const char *item)
 {
-	struct strvec v = STRVEC_INIT;
+	char what[16], project[64], zone[64], name[64];
+	int key = 0;
 
-	strvec_split(&v, item, " ");
-	if (v.n == 5 && !strcmp(v.v[0], "instance"))
-		reap_instance(strcmp(v.v[4], "-") ? v.v[4] : "", v.v[1], v.v[2], v.v[3]);
-	strvec_clear(&v);
+	/* the key file last: its path may hold spaces */
+	if (sscanf(item, "%15s %63s %63s %63s %n", what, project, zone, name, &key) == 4 && key &&
+	    !strcmp(what, "instance"))
+		reap_instance(strcmp(item + key, "-") ? item + key : "", project, zone, name);
 }
 
 static void
@@ -1150,7 +1158,12 @@ gce_start(struct loop *loop, void *run, const struct session_spec *spec,
 	}
 	s->lease_item = xasprintf("instance %s %s %s %s", s->project ? s->project : "-", s->zone,
 				  s->name, s->key_file ? s->key_file : "-");
-	if (s->project && lease) {
+	if (!s->project) {
+		rc = error(ERR_INVALID, "the key %s names no project: give -o project=PROJECT",
+			   s->key_file);
+		goto fail;
+	}
+	if (lease) {
 		rc = lease_add_item(lease, s->lease_item);
 		if (rc != OK)
 			goto fail;

@@ -80,8 +80,19 @@ test_plan(void **state)
 	error_clear();
 	plan_release(&p);
 
+	/* no key (fswb on Compute Engine): the project must be named */
+	gce_plan(&p, (const char *const[]){ "zone", "us-central1-a", "bucket", "b-1", "cost", "ok",
+					    NULL });
+	assert_int_equal(backend_check_plan(&p), ERR_INVALID);
+	assert_non_null(strstr(error_msg(), "name the project: -o project=PROJECT"));
+	error_clear();
+	plan_set_backend_opt(&p, "project", "my-project");
+	assert_int_equal(backend_check_plan(&p), OK);
+	plan_release(&p);
+
 	/* the cost not accepted: refused, with the estimate */
-	gce_plan(&p, (const char *const[]){ "zone", "us-central1-a", "bucket", "b-1", NULL });
+	gce_plan(&p, (const char *const[]){ "zone", "us-central1-a", "bucket", "b-1", "key",
+					    "/k.json", NULL });
 	p.shards = 4;
 	assert_int_equal(backend_check_plan(&p), ERR_INVALID);
 	assert_non_null(strstr(error_msg(), "4 e2-standard-2 instances at about $0.067 an hour"));
