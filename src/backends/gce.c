@@ -7,7 +7,7 @@
  *
  * A session is a worker process (agent_kept) that holds the instance:
  *   - the image: fswb-KEY, KEY from the appliance, kernel, initramfs and
- *     command line; made once (CACHE/gce/KEY.tar.gz), uploaded to the
+ *     command line; made once (CACHE/gce/fswb-KEY.tar.gz), uploaded to the
  *     bucket, images.insert'ed, and reused by every later run;
  *   - the instance: fswb-ID-SLOT-N with the boot disk from the image and a
  *     persistent disk per test device (device name = the role), labelled
@@ -551,12 +551,6 @@ struct ctl_reader {
 	uint64_t payload; /* bytes of a frame's payload still to pass */
 };
 
-static bool
-write_out(int fd, const char *buf, size_t len)
-{
-	return agent_write_all(fd, buf, len);
-}
-
 static void
 ctl_break(struct ctl_reader *r, const char *fmt, const char *what)
 {
@@ -597,7 +591,7 @@ fetch_result(struct gce_session_priv *s, struct gce_api *a, struct ctl_reader *r
 				  s->bucket, name, len, size);
 	}
 	frame = xasprintf("RESULT +%zu\n", len);
-	if (!write_out(fd, frame, strlen(frame)) || (len && !write_out(fd, data, len)))
+	if (!agent_write_all(fd, frame, strlen(frame)) || (len && !agent_write_all(fd, data, len)))
 		ctl_break(r, "%s", "fswb stopped reading the session");
 	if (gce_delete_object(a, s->bucket, name) != OK)
 		error_clear();
@@ -616,7 +610,7 @@ ctl_bytes(struct gce_session_priv *s, struct gce_api *a, struct ctl_reader *r, c
 		if (r->payload) {
 			size_t n = len < r->payload ? len : (size_t)r->payload;
 
-			if (!write_out(fd, buf, n))
+			if (!agent_write_all(fd, buf, n))
 				ctl_break(r, "%s", "fswb stopped reading the session");
 			r->payload -= n;
 			buf += n;
@@ -634,7 +628,7 @@ ctl_bytes(struct gce_session_priv *s, struct gce_api *a, struct ctl_reader *r, c
 			if (!nl) {
 				if (r->head.len > FRAME_HEAD_MAX) {
 					/* not a frame: the engine says so */
-					write_out(fd, r->head.buf, r->head.len);
+					agent_write_all(fd, r->head.buf, r->head.len);
 					strbuf_reset(&r->head);
 				}
 				continue;
@@ -643,7 +637,7 @@ ctl_bytes(struct gce_session_priv *s, struct gce_api *a, struct ctl_reader *r, c
 				r->head.buf[r->head.len - 1] = 0;
 				fetch_result(s, a, r, r->head.buf, fd);
 			} else {
-				if (!write_out(fd, r->head.buf, r->head.len))
+				if (!agent_write_all(fd, r->head.buf, r->head.len))
 					ctl_break(r, "%s", "fswb stopped reading the session");
 				r->head.buf[r->head.len - 1] = 0;
 				plus = strrchr(r->head.buf, ' ');
@@ -756,7 +750,7 @@ poll_port(struct gce_session_priv *s, struct gce_api *a, struct ctl_reader *r, i
 	r->next[port] = (uint64_t)next;
 	if (port == 1) {
 		if (fd >= 0)
-			write_out(fd, contents, strlen(contents));
+			agent_write_all(fd, contents, strlen(contents));
 	} else {
 		for (const char *p = contents; *p && !r->broken;) {
 			const char *nl = strchr(p, '\n');

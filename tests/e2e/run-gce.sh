@@ -52,7 +52,8 @@ at_exit cleanup_gce
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$T/sa.pem" 2>/dev/null
 N=$(openssl rsa -in "$T/sa.pem" -noout -modulus 2>/dev/null | sed 's/^Modulus=//')
 EMAIL=fswb-tests@fswb-test.iam.gserviceaccount.com
-NS python3 "$SRCDIR/tests/e2e/gcefake.py" --state "$T/gce" --port-file "$T/port" \
+# (not through NS, a function: $! would be its subshell, not the double)
+ip netns exec "$NETNS" python3 "$SRCDIR/tests/e2e/gcefake.py" --state "$T/gce" --port-file "$T/port" \
 	--project fswb-test --zone us-test1-a --client-email "$EMAIL" --rsa-n "$N" \
 	--rsa-e 65537 --bucket fswb-bkt >"$T/fake.log" 2>&1 &
 FAKE_PID=$!
@@ -176,6 +177,7 @@ for _ in $(seq 1 2400); do
 	r=$(last_run)
 	[ -n "$r" ] && [ "$r" != "$before" ] &&
 		grep -q '"event":"test_start".*"generic/012"' "$r/events.jsonl" 2>/dev/null && break
+	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.5
 done
 kill -9 "$pid"
