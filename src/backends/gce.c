@@ -68,14 +68,11 @@ enum {
 static const struct {
 	const char *type;
 	double usd_hour;
-	unsigned cpus;
-	unsigned mem_gib;
 } prices[] = {
-	{ "e2-small", 0.016751, 2, 2 },	      { "e2-medium", 0.033503, 2, 4 },
-	{ "e2-standard-2", 0.067006, 2, 8 },  { "e2-standard-4", 0.134012, 4, 16 },
-	{ "e2-standard-8", 0.268024, 8, 32 }, { "n1-standard-2", 0.094999, 2, 7 },
-	{ "n1-standard-4", 0.189999, 4, 15 }, { "n2-standard-2", 0.097118, 2, 8 },
-	{ "n2-standard-4", 0.194236, 4, 16 }, { "n2-standard-8", 0.388472, 8, 32 },
+	{ "e2-small", 0.016751 },      { "e2-medium", 0.033503 },     { "e2-standard-2", 0.067006 },
+	{ "e2-standard-4", 0.134012 }, { "e2-standard-8", 0.268024 }, { "n1-standard-2", 0.094999 },
+	{ "n1-standard-4", 0.189999 }, { "n2-standard-2", 0.097118 }, { "n2-standard-4", 0.194236 },
+	{ "n2-standard-8", 0.388472 },
 };
 
 /* ---- options ------------------------------------------------------------------ */
@@ -187,15 +184,15 @@ gce_check_plan(const struct plan *plan)
 	return OK;
 }
 
-static const char *
+static bool
 price_of(const char *type, double *usd)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(prices); i++)
 		if (!strcmp(prices[i].type, type)) {
 			*usd = prices[i].usd_hour;
-			return prices[i].type;
+			return true;
 		}
-	return NULL;
+	return false;
 }
 
 /* ---- the session --------------------------------------------------------------- */
