@@ -463,13 +463,14 @@ backend_discard(struct backend_run *r)
 }
 
 char *
-backend_cost(const struct backend_ops *ops, const struct plan *plan)
+backend_cost(const struct backend_ops *ops, const struct plan *plan, unsigned machines,
+	     double seconds)
 {
 	if (!(ops->caps & BACKEND_COSTS))
 		return NULL;
 	if (!ops->cost)
 		BUG("backend '%s' costs money and says not how much", ops->name);
-	return ops->cost(plan);
+	return ops->cost(plan, machines, seconds);
 }
 
 enum status

@@ -58,8 +58,10 @@
  * BACKEND_WIPES backend formats anything, every existing device of the
  * session must be named in the backend option wipe=DEV[,DEV...] (the
  * user's confirmation; the engine refuses the session and names the
- * devices otherwise); before a BACKEND_COSTS backend starts, its cost line
- * is shown as a warning.
+ * devices otherwise); a BACKEND_COSTS backend takes the option cost=ok, the
+ * user's acceptance of its cost line, without which plan_check refuses the
+ * plan and shows the line (for the run's expected duration); when the run
+ * starts, the line is shown again as a warning.
  */
 #ifndef FSWB_BACKENDS_BACKEND_H
 #define FSWB_BACKENDS_BACKEND_H
@@ -377,8 +379,12 @@ struct backend_ops {
 	 */
 	enum status (*check_plan)(const struct plan *plan);
 
-	/* Optional, required with BACKEND_COSTS: what the run will cost, one line; free() it. */
-	char *(*cost)(const struct plan *plan);
+	/*
+	 * Optional, required with BACKEND_COSTS: what the run will cost, one
+	 * line; free() it. machines: how many at once (0: the plan's shards,
+	 * else 1); seconds: how long the run is expected to take (0: not known).
+	 */
+	char *(*cost)(const struct plan *plan, unsigned machines, double seconds);
 };
 
 /* Process-wide init and cleanup of every backend (main, once each). */
@@ -409,8 +415,9 @@ size_t backend_doctor(const struct backend_ops *ops, struct loop *loop,
 enum status backend_prepare(const struct backend_ops *ops, struct loop *loop,
 			    const struct plan *plan, struct backend_run **out);
 void backend_discard(struct backend_run *run);
-/* The cost line of a BACKEND_COSTS backend; NULL for others. free() it. */
-char *backend_cost(const struct backend_ops *ops, const struct plan *plan);
+/* The cost line of a BACKEND_COSTS backend (ops->cost); NULL for others. free() it. */
+char *backend_cost(const struct backend_ops *ops, const struct plan *plan, unsigned machines,
+		   double seconds);
 
 enum status session_start(const struct backend_ops *ops, struct loop *loop, struct backend_run *run,
 			  const struct session_spec *spec, const struct session_callbacks *cb,

@@ -159,8 +159,6 @@ static const struct backend_option gce_options[] = {
 	{ NULL, NULL, NULL },
 };
 
-static char *gce_cost(const struct plan *plan);
-
 static enum status
 gce_check_plan(const struct plan *plan)
 {
@@ -174,13 +172,6 @@ gce_check_plan(const struct plan *plan)
 			ERR_INVALID,
 			"without -o key=FILE (fswb on Compute Engine, its own service account) "
 			"name the project: -o project=PROJECT");
-	if (!plan_backend_opt(plan, "cost")) {
-		char *cost = gce_cost(plan);
-		enum status rc = error(ERR_INVALID, "%s; give -o cost=ok to accept it", cost);
-
-		free(cost);
-		return rc;
-	}
 	return OK;
 }
 
@@ -1202,23 +1193,40 @@ gce_notice(void *priv)
 }
 
 static char *
-gce_cost(const struct plan *plan)
+gce_cost(const struct plan *plan, unsigned machines, double seconds)
 {
 	const char *type = plan_backend_opt(plan, "machine-type");
-	unsigned n = plan->shards ? plan->shards : 1;
-	double usd;
+	unsigned n = machines ? machines : plan->shards ? plan->shards : 1;
+	struct strbuf sb = STRBUF_INIT;
+	char took[32];
+	double usd, all;
 
 	if (!type)
 		type = MACHINE_DEFAULT;
-	if (!price_of(type, &usd))
-		return xasprintf("Compute Engine: %u %s instance%s, whose price fswb does not know "
-				 "(see cloud.google.com/compute/vm-instance-pricing); they cost "
-				 "money while the run lasts and are deleted at its end",
-				 n, type, n == 1 ? "" : "s");
-	return xasprintf("Compute Engine: %u %s instance%s at about $%.3f an hour each "
-			 "(%s list price of %s, disks and traffic extra): about $%.2f an "
-			 "hour for the run; they are deleted at its end",
-			 n, type, n == 1 ? "" : "s", usd, PRICES_REGION, PRICES_DATE, usd * n);
+	strbuf_addf(&sb, "Compute Engine: %u %s instance%s", n, type, n == 1 ? "" : "s");
+	if (price_of(type, &usd)) {
+		strbuf_addf(&sb,
+			    " at about $%.3f an hour each (%s list price of %s, disks and "
+			    "traffic extra): about $%.2f an hour for the run",
+			    usd, PRICES_REGION, PRICES_DATE, usd * n);
+		/* Compute Engine bills by the second, a minute at least */
+		all = usd * n * (seconds < 60 ? 60 : seconds) / 3600;
+		if (seconds > 0)
+			strbuf_addf(&sb, "; it is expected to take %s: %s $%.2f in all",
+				    format_duration(seconds, took, sizeof(took)),
+				    all < 0.01 ? "less than" : "about", all < 0.01 ? 0.01 : all);
+		else
+			strbuf_adds(&sb, "; how long it takes is not known yet");
+	} else {
+		strbuf_adds(&sb, ", whose price fswb does not know (see "
+				 "cloud.google.com/compute/vm-instance-pricing); they cost money "
+				 "while the run lasts");
+		if (seconds > 0)
+			strbuf_addf(&sb, ", expected to take %s",
+				    format_duration(seconds, took, sizeof(took)));
+	}
+	strbuf_adds(&sb, "; they are deleted at its end");
+	return strbuf_detach(&sb);
 }
 
 static enum status
@@ -1285,7 +1293,7 @@ gce_probe(const struct plan *plan, struct backend_probe *out)
 	out->usable = true;
 	out->summary = xasprintf("ready: %s", where);
 	if (!plan_backend_opt(plan, "cost")) {
-		out->confirm = gce_cost(plan);
+		out->confirm = gce_cost(plan, 0, 0);
 		out->confirm_opt = xstrdup("cost=ok");
 	}
 	free(where);

@@ -178,6 +178,8 @@ struct engine {
 	struct estimator est;
 	struct catalogue cat;
 	bool have_cat;
+	unsigned expected_machines; /* the run's estimate: guests at once (0: not known) */
+	double expected_wall;	    /* and seconds (0: not known) */
 
 	/* the whole run */
 	struct test_counts counts;
@@ -496,9 +498,9 @@ load_expectations(struct engine *e, struct event *begin)
 	struct est_total total;
 	const struct backend_ops *ops = backend_find(e->plan.backend);
 
-	/* whether guests are emulated (slow); a machine of its own (ssh) is what it is, and
-	 * its probe would wait on the network here, on the loop */
-	if (ops && (ops->caps & BACKEND_BOOTS_KERNEL))
+	/* whether guests are emulated (slow); a machine of its own (ssh) or a cloud's is
+	 * what it is, and its probe would wait on the network here, on the loop */
+	if (ops && (ops->caps & BACKEND_BOOTS_KERNEL) && !(ops->caps & BACKEND_COSTS))
 		inventory_probe(e->plan.backend, &e->plan, &probe);
 	inventory_estimator(&e->plan, e->profiles, probe.slow, &e->est);
 	backend_probe_release(&probe);
@@ -509,6 +511,8 @@ load_expectations(struct engine *e, struct event *begin)
 	if (total.ntests) {
 		begin->u.run.total_tests = (unsigned)total.ntests;
 		begin->u.run.expected_seconds = total.wall;
+		e->expected_machines = total.shards;
+		e->expected_wall = total.wall;
 	}
 }
 
@@ -2701,7 +2705,14 @@ prepare_backend(struct engine *e)
 		free(msg);
 	}
 	strvec_clear(&reaped);
-	cost = backend_cost(e->backend, &e->plan);
+	if ((e->backend->caps & BACKEND_COSTS) && !e->expected_wall) {
+		struct est_total t; /* the fstests tree is not here: earlier runs may know */
+
+		inventory_expect(&e->plan, e->profiles, &t, NULL);
+		e->expected_machines = t.shards;
+		e->expected_wall = t.wall;
+	}
+	cost = backend_cost(e->backend, &e->plan, e->expected_machines, e->expected_wall);
 	if (cost) {
 		warn(e, NULL, cost);
 		free(cost);

@@ -306,14 +306,38 @@ inventory_estimator(const struct plan *plan, const struct profiles *prof, bool s
 	free(root);
 }
 
+/*
+ * out->wall and out->shards of out->ntests tests (secs[i] seconds each) of
+ * nconfigs configurations: every configuration's tests in one pool; a guest
+ * is made for one configuration, so each guest boots once per configuration
+ * it takes.
+ */
+static void
+estimate_wall(const struct plan *plan, const struct estimator *est, const double *secs,
+	      size_t nconfigs, struct est_total *out)
+{
+	struct host_size host;
+	size_t boots;
+
+	if (!out->ntests)
+		return;
+	host_size_read(&host);
+	out->shards = shards_choose(plan, backend_find(plan->backend), &host, out->ntests, NULL);
+	boots = (nconfigs + out->shards - 1) / out->shards;
+	/* one guest at a time runs one check per configuration: no batches */
+	out->wall = out->shards == 1
+			    ? out->seconds
+			    : (double)boots * estimate_boot(est) +
+				      estimate_makespan(est, secs, out->ntests, out->shards);
+}
+
 void
 inventory_estimate(const struct plan *plan, const struct profiles *prof,
 		   const struct catalogue *cat, const struct estimator *est, const char *preset,
 		   const char *kernel, struct est_total *out)
 {
-	struct host_size host;
 	double *secs = NULL;
-	size_t nconfigs = 0, boots;
+	size_t nconfigs = 0;
 	const struct test_set *set = preset && prof ? profiles_set(prof, preset) : NULL;
 	struct estimator with_set;
 
@@ -347,20 +371,111 @@ inventory_estimate(const struct plan *plan, const struct profiles *prof,
 		strvec_clear(&run);
 		catalogue_selection_release(&sel);
 	}
-	if (out->ntests) {
-		/*
-		 * every configuration's tests in one pool; a guest is made for one
-		 * configuration, so each guest boots once per configuration it takes
-		 */
-		host_size_read(&host);
-		out->shards =
-			shards_choose(plan, backend_find(plan->backend), &host, out->ntests, NULL);
-		boots = (nconfigs + out->shards - 1) / out->shards;
-		/* one guest at a time runs one check per configuration: no batches */
-		out->wall = out->shards == 1 ? out->seconds
-					     : (double)boots * estimate_boot(est) +
-						       estimate_makespan(est, secs, out->ntests,
-									 out->shards);
-	}
+	estimate_wall(plan, est, secs, nconfigs, out);
 	free(secs);
+}
+
+static bool
+same_strings(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool
+same_list(const struct strvec *a, const struct strvec *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return false;
+	return true;
+}
+
+/* The two plans choose the same tests of the same configurations from the same fstests. */
+static bool
+same_choice(const struct plan *a, const struct plan *b)
+{
+	const struct plan_tests *x = &a->tests, *y = &b->tests;
+
+	return same_list(&a->configs, &b->configs) &&
+	       same_strings(a->fstests_src, b->fstests_src) && same_strings(x->preset, y->preset) &&
+	       same_list(&x->groups, &y->groups) && same_list(&x->xgroups, &y->xgroups) &&
+	       same_list(&x->tests, &y->tests) && same_list(&x->exclude, &y->exclude) &&
+	       same_list(&x->exclude_files, &y->exclude_files);
+}
+
+/*
+ * Without the tree's catalogue: the tests the newest earlier run of the same
+ * choice of tests ran to its end (of its newest EST_RUNS), estimated as
+ * inventory_estimate does; out->ntests stays 0 when there is none.
+ */
+static void
+estimate_from_history(const struct plan *plan, const struct estimator *est, struct est_total *out)
+{
+	char *root = rundir_root();
+	struct strvec ids = STRVEC_INIT;
+	size_t tried = 0;
+
+	if (root)
+		rundir_list(root, &ids);
+	for (size_t i = ids.n; i-- > 0 && !out->ntests && tried < EST_RUNS; tried++) {
+		char *dir = path_join(root, ids.v[i]);
+		char *pp = path_join(dir, "plan.json"), *rp = path_join(dir, "run.json");
+		struct run_record rec;
+		struct plan p;
+		double *secs = NULL;
+		size_t nconfigs = 0;
+
+		plan_init(&p);
+		run_record_init(&rec);
+		if (plan_load(pp, &p) == OK && same_choice(plan, &p) &&
+		    run_record_load(rp, &rec) == OK && rec.finished && !rec.interrupted) {
+			for (size_t k = 0; k < rec.nsections; k++) {
+				const struct section_result *sec = &rec.sections[k];
+				struct strvec names = STRVEC_INIT;
+
+				for (size_t j = 0; j < sec->ntests; j++)
+					strvec_push(&names, sec->tests[j].test);
+				nconfigs += names.n > 0;
+				secs = xrealloc(secs, (out->ntests + names.n + 1) * sizeof(*secs));
+				estimate_config(est, sec->config ? sec->config : sec->name, NULL,
+						NULL, (const char *const *)names.v, names.n, NULL,
+						out, secs + out->ntests);
+				strvec_clear(&names);
+			}
+			estimate_wall(plan, est, secs, nconfigs, out);
+		}
+		error_clear();
+		free(secs);
+		plan_release(&p);
+		run_record_release(&rec);
+		free(rp);
+		free(pp);
+		free(dir);
+	}
+	strvec_clear(&ids);
+	free(root);
+}
+
+void
+inventory_expect(const struct plan *plan, const struct profiles *prof, struct est_total *out,
+		 struct strbuf *basis)
+{
+	struct estimator est;
+	struct catalogue cat;
+	bool have_cat = inventory_catalogue(plan, &cat) == OK;
+
+	error_clear();
+	memset(out, 0, sizeof(*out));
+	inventory_estimator(plan, prof, false, &est);
+	if (have_cat)
+		inventory_estimate(plan, prof, &cat, &est, plan->tests.preset, NULL, out);
+	else
+		estimate_from_history(plan, &est, out);
+	if (basis)
+		est_total_basis(out, &est, basis);
+	if (have_cat)
+		catalogue_release(&cat);
+	estimator_release(&est);
 }

@@ -117,4 +117,14 @@ void inventory_estimate(const struct plan *plan, const struct profiles *prof,
 			const struct catalogue *cat, const struct estimator *est,
 			const char *preset, const char *kernel, struct est_total *out);
 
+/*
+ * What plan's run is expected to take, its guests not emulated: with this
+ * host's earlier runs, inventory_estimate of its own tests when its fstests
+ * tree is a directory, else of the tests that the newest earlier run of the
+ * same tests, configurations and fstests ran (out->ntests is 0 when there is
+ * none); basis (may be NULL): on what that rests (est_total_basis).
+ */
+void inventory_expect(const struct plan *plan, const struct profiles *prof, struct est_total *out,
+		      struct strbuf *basis);
+
 #endif

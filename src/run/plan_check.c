@@ -12,6 +12,8 @@
 #include "core/util.h"
 #include "rootfs/appliance.h"
 #include "fstests/catalogue.h"
+#include "fstests/estimate.h"
+#include "run/inventory.h"
 
 /*
  * Each named test must be for one of the configurations' filesystems:
@@ -69,6 +71,37 @@ plan_check_fstests_src(const char *src)
 		     src);
 }
 
+/*
+ * A backend that costs money runs only with the user's -o cost=ok, which
+ * they give having seen its cost line for the run's expected duration.
+ */
+static enum status
+check_cost(const struct plan *plan, const struct profiles *profiles)
+{
+	const struct backend_ops *ops = backend_find(plan->backend);
+	struct strbuf basis = STRBUF_INIT;
+	struct est_total t;
+	char *cost;
+	enum status rc;
+
+	if (!ops || !(ops->caps & BACKEND_COSTS) || plan_backend_opt(plan, "cost"))
+		return OK;
+	inventory_expect(plan, profiles, &t, &basis);
+	cost = backend_cost(ops, plan, t.shards, t.ntests ? t.wall : 0);
+	if (t.ntests)
+		rc = error(ERR_INVALID,
+			   "%s; the duration is estimated %s; give -o cost=ok to accept it", cost,
+			   basis.buf);
+	else
+		rc = error(ERR_INVALID,
+			   "%s (its tests are known once fswb has the fstests tree: --fstests-src "
+			   "DIR); give -o cost=ok to accept it",
+			   cost);
+	free(cost);
+	strbuf_release(&basis);
+	return rc;
+}
+
 enum status
 plan_check(const struct plan *plan, const struct profiles *profiles)
 {
@@ -79,6 +112,8 @@ plan_check(const struct plan *plan, const struct profiles *profiles)
 	rc = check_test_dirs(plan, profiles);
 	if (rc == OK)
 		rc = backend_check_plan(plan);
+	if (rc == OK)
+		rc = check_cost(plan, profiles);
 	if (rc == OK && plan->shell) {
 		const struct backend_ops *ops = backend_find(plan->backend);
 

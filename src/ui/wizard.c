@@ -504,6 +504,35 @@ estimate_here(struct ui *ui, struct wizard *w, const char *preset, bool slow, st
 			   NULL, t);
 }
 
+/*
+ * What backend i's probe asks to confirm; for one that costs money, its cost
+ * line for this plan's run on it, for as long as the run is expected to take.
+ * free() it.
+ */
+static char *
+confirm_text(struct ui *ui, struct wizard *w, size_t i)
+{
+	const struct backend_ops *ops = backend_find(w->backends[i]);
+	struct est_total t;
+	struct plan p;
+	char *s;
+
+	if (!ops || !(ops->caps & BACKEND_COSTS))
+		return xstrdup(w->probes[i].confirm);
+	plan_init(&p);
+	plan_copy(&p, &w->plan);
+	free(p.backend);
+	p.backend = xstrdup(ops->name);
+	strvec_clear(&p.backend_opts);
+	strvec_copy(&p.backend_opts, &w->bopts[i]);
+	w->est.slow = false; /* a cloud's machines are not emulated */
+	inventory_estimate(&p, ui_profiles(ui), w->have_cat ? &w->cat : NULL, &w->est, NULL, NULL,
+			   &t);
+	s = backend_cost(ops, &p, t.shards, t.ntests ? t.wall : 0);
+	plan_release(&p);
+	return s;
+}
+
 /* t's time on its guests at once: "~8 min", "~3 min on 2 guests". */
 static const char *
 est_words(const struct est_total *t, char *buf, size_t len)
@@ -1101,8 +1130,11 @@ draw_backend(struct ui *ui, struct wizard *w, int y0, int body_h)
 			free(s);
 		}
 		if (pr->confirm && y < maxy) {
-			char *s = xasprintf("to confirm: %s%s", pr->confirm,
+			char *what = confirm_text(ui, w, i);
+			char *s = xasprintf("to confirm: %s%s", what,
 					    sel ? "  (a, then type yes)" : "");
+
+			free(what);
 
 			ui_put(ui, y, 6, 1, R_WARN, ui->g.warn);
 			y = para(ui, y, 8, ui->cols - 10, maxy, R_WARN, s);

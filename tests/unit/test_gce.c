@@ -2,7 +2,7 @@
 /*
  * The gce backend's parts that need no cloud: options checked at plan time
  * (hostile values), what a plan must say together (zone, bucket, the cost
- * accepted), the cost line, and the probe of a plan that names nothing. The
+ * accepted, with the run's expected duration), the cost line, and the probe of a plan that names nothing. The
  * REST client is tests/unit/test_gce_api.c; instances (a Compute Engine
  * double whose instances are QEMU guests) run in tests/e2e/run-gce.sh.
  */
@@ -13,6 +13,8 @@
 
 #include "backends/backend.h"
 #include "core/plan.h"
+#include "core/profile.h"
+#include "run/plan_check.h"
 #include "core/util.h"
 
 static void
@@ -70,6 +72,8 @@ test_options(void **state)
 static void
 test_plan(void **state)
 {
+	char *dir = test_path("profiles"), *mini = test_path("tests/fixtures/mini-fstests");
+	struct profiles prof;
 	struct plan p;
 
 	(void)state;
@@ -90,18 +94,32 @@ test_plan(void **state)
 	assert_int_equal(backend_check_plan(&p), OK);
 	plan_release(&p);
 
-	/* the cost not accepted: refused, with the estimate */
+	/* the cost not accepted: refused (plan_check), with the estimate */
 	gce_plan(&p, (const char *const[]){ "zone", "us-central1-a", "bucket", "b-1", "key",
 					    "/k.json", NULL });
 	p.shards = 4;
-	assert_int_equal(backend_check_plan(&p), ERR_INVALID);
+	assert_int_equal(backend_check_plan(&p), OK);
+	assert_int_equal(profiles_load(dir, &prof), OK);
+	assert_int_equal(plan_check(&p, &prof), ERR_INVALID);
 	assert_non_null(strstr(error_msg(), "4 e2-standard-2 instances at about $0.067 an hour"));
 	assert_non_null(strstr(error_msg(), "about $0.27 an hour for the run"));
+	/* the default fstests (a URL) and no earlier run: how long is not known */
+	assert_non_null(strstr(error_msg(), "how long it takes is not known yet"));
 	assert_non_null(strstr(error_msg(), "give -o cost=ok"));
 	error_clear();
+	/* with the tree, its tests' estimate (from their groups here) */
+	free(p.fstests_src);
+	p.fstests_src = mini;
+	assert_int_equal(plan_check(&p, &prof), ERR_INVALID);
+	assert_non_null(strstr(error_msg(), "; it is expected to take "));
+	assert_non_null(strstr(error_msg(), " in all; "));
+	assert_non_null(strstr(error_msg(), "the duration is estimated from test groups"));
+	error_clear();
 	plan_set_backend_opt(&p, "cost", "ok");
-	assert_int_equal(backend_check_plan(&p), OK);
+	assert_int_equal(plan_check(&p, &prof), OK);
 	plan_release(&p);
+	profiles_release(&prof);
+	free(dir);
 }
 
 static void
@@ -115,15 +133,28 @@ test_cost(void **state)
 	assert_non_null(ops);
 	assert_true(ops->caps & BACKEND_COSTS);
 	gce_plan(&p, (const char *const[]){ "machine-type", "n2-standard-4", NULL });
-	c = backend_cost(ops, &p);
+	c = backend_cost(ops, &p, 0, 0);
 	assert_non_null(strstr(c, "1 n2-standard-4 instance at about $0.194 an hour"));
 	assert_non_null(strstr(c, "list price of 20"));
+	assert_non_null(strstr(c, "how long it takes is not known yet"));
+	free(c);
+	/* 3 machines for 2 hours: 3 * 0.194236 * 2 */
+	c = backend_cost(ops, &p, 3, 7200);
+	assert_non_null(strstr(c, "3 n2-standard-4 instances"));
+	assert_non_null(strstr(c, "about $0.58 an hour for the run"));
+	assert_non_null(strstr(c, "it is expected to take 2h"));
+	assert_non_null(strstr(c, ": about $1.17 in all"));
+	free(c);
+	/* billed by the second, a minute at least */
+	c = backend_cost(ops, &p, 1, 5);
+	assert_non_null(strstr(c, "less than $0.01 in all"));
 	free(c);
 	plan_release(&p);
 	gce_plan(&p, (const char *const[]){ "machine-type", "c3-highmem-176", NULL });
 	p.shards = 2;
-	c = backend_cost(ops, &p);
+	c = backend_cost(ops, &p, 0, 600);
 	assert_non_null(strstr(c, "2 c3-highmem-176 instances, whose price fswb does not know"));
+	assert_non_null(strstr(c, "expected to take 10m"));
 	free(c);
 	plan_release(&p);
 }

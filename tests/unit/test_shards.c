@@ -7,7 +7,9 @@
 
 #include "backends/backend.h"
 #include "core/plan.h"
+#include "core/paths.h"
 #include "core/profile.h"
+#include "core/rundir.h"
 #include "core/util.h"
 #include "fstests/catalogue.h"
 #include "fstests/estimate.h"
@@ -185,6 +187,80 @@ test_estimate_on_shards(void **state)
 	free(dir);
 }
 
+/* An earlier run of the plan: its plan.json, and a run.json of tests of 100 s each. */
+static void
+earlier_run(const char *id, const struct plan *p, bool finished, const char *const *tests)
+{
+	char *root = rundir_root(), *dir = path_join(root, id), *pp = path_join(dir, "plan.json"),
+	     *rp = path_join(dir, "run.json");
+	struct strbuf sb = STRBUF_INIT;
+
+	assert_int_equal(mkdir_p(dir, 0755), OK);
+	assert_int_equal(plan_save(pp, p), OK);
+	strbuf_addf(&sb,
+		    "{\"version\":1,\"id\":\"%s\",\"kernel\":\"6.1\",\"finished\":%s,"
+		    "\"sections\":[{\"name\":\"%s\",\"config\":\"%s\",\"tests\":[",
+		    id, finished ? "true" : "false", p->configs.v[0], p->configs.v[0]);
+	for (size_t i = 0; tests[i]; i++)
+		strbuf_addf(&sb, "%s{\"test\":\"%s\",\"status\":\"pass\",\"seconds\":100}",
+			    i ? "," : "", tests[i]);
+	strbuf_adds(&sb, "]}]}");
+	test_write(rp, sb.buf);
+	strbuf_release(&sb);
+	free(rp);
+	free(pp);
+	free(dir);
+	free(root);
+}
+
+/*
+ * Without the fstests tree (the default, a URL), the run's expected
+ * duration comes from the tests the newest ended run of the same choice of
+ * tests ran (a cloud's cost line needs it).
+ */
+static void
+test_expect_from_history(void **state)
+{
+	char *dir = test_path("profiles");
+	struct profiles prof;
+	struct strbuf basis = STRBUF_INIT;
+	struct est_total t;
+	struct plan other;
+
+	(void)state;
+	assert_int_equal(profiles_load(dir, &prof), OK);
+	plan.shards = 1;
+	inventory_expect(&plan, &prof, &t, &basis);
+	assert_int_equal(t.ntests, 0); /* no earlier run */
+	assert_true(t.wall == 0);
+
+	earlier_run("20261201-100000", &plan, true,
+		    (const char *const[]){ "generic/001", "generic/002", "generic/003", NULL });
+	plan_init(&other);
+	plan_copy(&other, &plan);
+	strvec_push(&other.tests.groups, "quick"); /* another choice of tests: not this one's */
+	earlier_run("20261202-100000", &other, true, (const char *const[]){ "generic/009", NULL });
+	/* this choice again, cut off: not what a whole run takes */
+	earlier_run("20261203-100000", &plan, false, (const char *const[]){ "generic/001", NULL });
+	strbuf_reset(&basis);
+	inventory_expect(&plan, &prof, &t, &basis);
+	assert_int_equal(t.ntests, 3);
+	assert_int_equal(t.shards, 1);
+	assert_true(t.wall >= 300 && t.wall < 300 + 2 * EST_BOOT);
+	assert_non_null(strstr(basis.buf, "from earlier runs (3 of 3 tests)"));
+
+	/* on three guests: each takes one of them */
+	plan.shards = 3;
+	inventory_expect(&plan, &prof, &t, NULL);
+	assert_int_equal(t.shards, 3);
+	assert_true(t.wall >= 100 && t.wall < 200 + EST_BOOT);
+
+	plan_release(&other);
+	strbuf_release(&basis);
+	profiles_release(&prof);
+	free(dir);
+}
+
 /* One guest against the host's size (passed in): CPUs and memory, for guests here only. */
 /*
  * A set is estimated with its own settings whatever the plan names now: the
@@ -303,6 +379,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_given, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_estimate_on_shards, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_estimate_set_settings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expect_from_history, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guest_fits, setup, teardown),
 		cmocka_unit_test(test_host_size_read),
 	};
