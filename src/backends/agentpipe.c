@@ -53,7 +53,10 @@ notify_exit(struct agent_pipe *p)
 		code = ERR_INTERRUPTED;
 		p->why_exit = xstrdup("the agent was stopped");
 	} else if (!p->child->exit.exited || p->child->exit.code) {
-		code = ERR_CHILD;
+		code = p->preempted_exit && p->child->exit.exited &&
+				       p->child->exit.code == p->preempted_exit
+			       ? ERR_PREEMPTED
+			       : ERR_CHILD;
 		p->why_exit = p->why_from_err && p->last_err
 				      ? xstrdup(p->last_err)
 				      : xasprintf("the agent %s", child_exit_str(&p->child->exit,

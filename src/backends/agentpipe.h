@@ -44,6 +44,9 @@ struct agent_pipe {
 	 * last line it wrote there (a worker that holds a connection)
 	 */
 	bool why_from_err;
+	/* the child's exit status that says its machine was taken away (a spot
+	   instance preempted): on_exit's code is ERR_PREEMPTED; 0: none */
+	int preempted_exit;
 	/* optional: called when the child is gone or killed (stdio stops check's group) */
 	void (*on_gone)(void *owner);
 	void *owner;

@@ -231,7 +231,11 @@ struct session_callbacks {
 	void (*on_console)(void *data, const char *buf, size_t len);
 	/* The shell's output after session_shell_open; len 0 once: the shell ended. */
 	void (*on_shell)(void *data, const char *buf, size_t len);
-	/* The machine is gone: OK for a clean power-off, else why (a crash, a kill). */
+	/*
+	 * The machine is gone: OK for a clean power-off, else why (a crash, a
+	 * kill); ERR_PREEMPTED: its provider took it away (a spot instance),
+	 * and the test it ran goes back to the queue.
+	 */
 	void (*on_exit)(void *data, enum status code, const char *why);
 };
 

@@ -59,9 +59,10 @@
 
 enum {
 	WK_OK = 0,
-	WK_FAIL = 1,	/* refused or broken: said on stderr */
-	WK_LOST = 3,	/* the instance stopped before the agent ended */
-	WK_STOPPED = 4, /* SIGTERM from fswb */
+	WK_FAIL = 1,	  /* refused or broken: said on stderr */
+	WK_LOST = 3,	  /* the instance stopped before the agent ended */
+	WK_PREEMPTED = 5, /* Compute Engine took the instance away (preempted) */
+	WK_STOPPED = 4,	  /* SIGTERM from fswb */
 };
 
 /* On-demand list prices (USD an hour) of machine types, in PRICES_REGION on PRICES_DATE. */
@@ -147,12 +148,22 @@ cost_check(const char *v)
 	return OK;
 }
 
+static enum status
+spot_check(const char *v)
+{
+	if (strcmp(v, "yes") && strcmp(v, "no"))
+		return error(ERR_INVALID, "spot=yes or spot=no: whether the instances are spot "
+					  "instances (cheaper; Compute Engine may take them away)");
+	return OK;
+}
+
 static const struct backend_option gce_options[] = {
 	{ "project", "PROJECT", project_check },
 	{ "zone", "ZONE", zone_check },
 	{ "bucket", "BUCKET", bucket_check },
 	{ "key", "FILE", key_check },
 	{ "machine-type", "TYPE", machine_check },
+	{ "spot", "yes|no", spot_check },
 	{ "cost", "ok", cost_check },
 	{ "boot", "SECONDS", backend_option_seconds },
 	{ "silence", "SECONDS", backend_option_seconds },
@@ -198,6 +209,7 @@ struct gce_session_priv {
 	struct strvec roles, disks;
 	uint64_t *sizes;
 	unsigned boot, silence, poll_ms;
+	bool spot; /* a spot instance: cheaper, and Compute Engine may take it away */
 	char *notice;
 	char *lease_item;
 };
@@ -429,6 +441,13 @@ insert_instance(struct gce_session_priv *s, struct gce_api *a, const char *image
 			 "fswb-in", "value", "0", "labels", "fswb", "1", "serviceAccounts", "email",
 			 "default", "scopes",
 			 "https://www.googleapis.com/auth/devstorage.read_write");
+	if (s->spot)
+		/* preempted: deleted, so nothing is left to pay for even without fswb */
+		json_object_set_new(body, "scheduling",
+				    json_pack("{s:s, s:s, s:s, s:b}", "provisioningModel", "SPOT",
+					      "instanceTerminationAction", "DELETE",
+					      "onHostMaintenance", "TERMINATE", "automaticRestart",
+					      0));
 	rc = gce_compute(a, "POST", path, body, &op);
 	if (rc == OK)
 		rc = gce_wait_op(a, op, 600);
@@ -773,6 +792,25 @@ instance_status(struct gce_session_priv *s, struct gce_api *a)
 	return st;
 }
 
+/* A call on the instance was answered 404: is it the instance that is gone (a spot
+ * instance preempted is deleted)? The error is kept when not. */
+static bool
+instance_gone(struct gce_session_priv *s, struct gce_api *a)
+{
+	char *why = xstrdup(error_msg()), *st;
+	bool gone;
+
+	error_clear();
+	st = instance_status(s, a);
+	gone = st && !strcmp(st, "GONE");
+	error_clear();
+	if (!gone)
+		error(ERR_NOTFOUND, "%s", why);
+	free(st);
+	free(why);
+	return gone;
+}
+
 /* Did Compute Engine preempt the instance (a zonal operation says so)? */
 static bool
 preempted(struct gce_session_priv *s, struct gce_api *a)
@@ -800,6 +838,23 @@ preempted(struct gce_session_priv *s, struct gce_api *a)
 	free(path);
 	free(tail);
 	return yes;
+}
+
+/*
+ * The instance stopped (its status st) before its agent ended: why, said;
+ * WK_PREEMPTED when Compute Engine took it away, else WK_LOST.
+ */
+static int
+stopped_early(struct gce_session_priv *s, struct gce_api *a, const char *st)
+{
+	if (preempted(s, a)) {
+		agent_worker_say("Compute Engine preempted the instance %s", s->name);
+		return WK_PREEMPTED;
+	}
+	agent_worker_say("the instance %s stopped (%s) before the agent ended: a kernel panic or "
+			 "a power-off",
+			 s->name, st);
+	return WK_LOST;
 }
 
 /* Remove the session's objects (its input, results not fetched). */
@@ -871,6 +926,7 @@ worker(void *arg)
 	struct ctl_reader r = { .line = STRBUF_INIT, .head = STRBUF_INIT };
 	struct strbuf in = STRBUF_INIT;
 	char *image = NULL;
+	enum status rc;
 	unsigned inputs = 0, polls = 0;
 	bool in_open = true, inserted = false;
 	int code = WK_OK, con = agent_kept_worker(&s->kept);
@@ -915,7 +971,12 @@ worker(void *arg)
 				in_open = false;
 		}
 		if (in.len) {
-			if (send_input(s, a, inputs, in.buf, in.len) != OK) {
+			if ((rc = send_input(s, a, inputs, in.buf, in.len)) == ERR_NOTFOUND &&
+			    instance_gone(s, a)) {
+				code = stopped_early(s, a, "deleted");
+				break;
+			}
+			if (rc != OK) {
 				agent_worker_say("cannot pass the job to %s: %s", s->name,
 						 error_msg());
 				code = WK_FAIL;
@@ -925,8 +986,12 @@ worker(void *arg)
 			strbuf_reset(&in);
 		}
 		/* Compute Engine counts reads against a quota: the kernel log every other time */
-		if (poll_port(s, a, &r, 2, -1) != OK ||
-		    ((polls & 1) == 0 && poll_port(s, a, &r, 1, con) != OK)) {
+		if ((rc = poll_port(s, a, &r, 2, -1)) != OK ||
+		    ((polls & 1) == 0 && (rc = poll_port(s, a, &r, 1, con)) != OK)) {
+			if (rc == ERR_NOTFOUND && instance_gone(s, a)) {
+				code = stopped_early(s, a, "deleted");
+				break;
+			}
 			agent_worker_say("cannot read %s's serial output: %s", s->name,
 					 error_msg());
 			code = WK_FAIL;
@@ -950,16 +1015,8 @@ worker(void *arg)
 					break;
 				}
 				error_clear();
-				if (preempted(s, a))
-					agent_worker_say("Compute Engine preempted the instance %s",
-							 s->name);
-				else
-					agent_worker_say(
-						"the instance %s stopped (%s) before the "
-						"agent ended: a kernel panic or a power-off",
-						s->name, st);
+				code = stopped_early(s, a, st);
 				free(st);
-				code = WK_LOST;
 				break;
 			}
 			free(st);
@@ -1063,6 +1120,8 @@ gce_start(struct loop *loop, void *run, const struct session_spec *spec,
 	char *abs = NULL;
 
 	agent_kept_init(&s->kept, loop, run, spec->slot, cb, data);
+	s->kept.pipe.preempted_exit = WK_PREEMPTED;
+	s->spot = (v = session_spec_opt(spec, "spot")) && !strcmp(v, "yes");
 	strvec_init(&s->roles);
 	strvec_init(&s->disks);
 	if (!spec->appliance || !spec->kernel)
@@ -1195,7 +1254,8 @@ gce_notice(void *priv)
 static char *
 gce_cost(const struct plan *plan, unsigned machines, double seconds)
 {
-	const char *type = plan_backend_opt(plan, "machine-type");
+	const char *type = plan_backend_opt(plan, "machine-type"),
+		   *spot = plan_backend_opt(plan, "spot");
 	unsigned n = machines ? machines : plan->shards ? plan->shards : 1;
 	struct strbuf sb = STRBUF_INIT;
 	char took[32];
@@ -1203,18 +1263,26 @@ gce_cost(const struct plan *plan, unsigned machines, double seconds)
 
 	if (!type)
 		type = MACHINE_DEFAULT;
-	strbuf_addf(&sb, "Compute Engine: %u %s instance%s", n, type, n == 1 ? "" : "s");
+	if (spot && strcmp(spot, "yes"))
+		spot = NULL;
+	strbuf_addf(&sb, "Compute Engine: %u %s%s instance%s", n, type, spot ? " spot" : "",
+		    n == 1 ? "" : "s");
 	if (price_of(type, &usd)) {
 		strbuf_addf(&sb,
-			    " at about $%.3f an hour each (%s list price of %s, disks and "
-			    "traffic extra): about $%.2f an hour for the run",
-			    usd, PRICES_REGION, PRICES_DATE, usd * n);
+			    " at %s $%.3f an hour each (%s on-demand list price of %s%s, disks "
+			    "and traffic extra): %s $%.2f an hour for the run",
+			    spot ? "most" : "about", usd, PRICES_REGION, PRICES_DATE,
+			    spot ? "; spot prices are lower and change" : "",
+			    spot ? "at most" : "about", usd * n);
 		/* Compute Engine bills by the second, a minute at least */
 		all = usd * n * (seconds < 60 ? 60 : seconds) / 3600;
 		if (seconds > 0)
 			strbuf_addf(&sb, "; it is expected to take %s: %s $%.2f in all",
 				    format_duration(seconds, took, sizeof(took)),
-				    all < 0.01 ? "less than" : "about", all < 0.01 ? 0.01 : all);
+				    all < 0.01 ? "less than"
+				    : spot     ? "at most"
+					       : "about",
+				    all < 0.01 ? 0.01 : all);
 		else
 			strbuf_adds(&sb, "; how long it takes is not known yet");
 	} else {

@@ -37,7 +37,8 @@
 	X(ERR_TIMEOUT, "timed out")              \
 	X(ERR_INTERRUPTED, "interrupted")        \
 	X(ERR_PROTOCOL, "protocol error")        \
-	X(ERR_LIMIT, "too large")
+	X(ERR_LIMIT, "too large")                \
+	X(ERR_PREEMPTED, "taken away by its provider")
 
 enum status {
 #define STATUS_ENUM(name, msg) name,

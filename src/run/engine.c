@@ -36,9 +36,11 @@
 #include "run/plan_check.h"
 #include "run/shards.h"
 
-#define WATCH_MS	 1000
-#define SHELL_OUT_MAX	 (1u << 20)  /* shell output queued for a front end that does not read */
-#define CONSOLE_TAIL	 80	     /* kernel-log lines kept with a crashed or hung test */
+#define WATCH_MS      1000
+#define SHELL_OUT_MAX (1u << 20) /* shell output queued for a front end that does not read */
+#define CONSOLE_TAIL  80	 /* kernel-log lines kept with a crashed or hung test */
+/* Guests of a shard taken away in a row (no test ended between) before the next counts as a crash. */
+#define PREEMPTED_MAX	 3
 #define CONSOLE_LINE_MAX (64u << 10) /* a longer line of check -n is cut */
 /* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its expected time
  * (fstests/estimate.h: earlier runs, SOAK_DURATION, its groups; stretched under emulation),
@@ -107,10 +109,12 @@ struct shard {
 	int guest_busy;		 /* % of the guest's CPU time busy (its heartbeat), -1: unknown */
 	struct strvec batch;	 /* listed: the batch's tests that have not ended */
 	unsigned ended_here;	 /* tests that ended in this guest */
+	unsigned preempted;	 /* its guests taken away in a row, no test ending between */
 	unsigned kmsg_bad;	 /* KMSG_BAD flags of this guest's kernel log */
 	unsigned batches;	 /* batches this shard ran: names of kept files */
 	uint64_t batch_sent_ms; /* a later batch of this guest was sent: its start-up is measured */
 	bool restart;		/* start a new guest for the remaining tests */
+	bool taken;		/* the guest was taken away (preempted): no crash */
 	bool failed;		/* the guest crashed, hung or never started */
 	bool job_failed;	/* the agent could not run the job (ERR) */
 	struct logfile console;
@@ -444,6 +448,7 @@ on_shard_event(void *data, const struct event *cev)
 			return;
 		strvec_push(&w->ended, ev.u.test_end.test);
 		sh->ended_here++;
+		sh->preempted = 0;
 		/* its time informs its estimate on the configurations still to come
 		 * (not a not-run's: not applying to one file system says nothing of
 		 * how long it takes on another) */
@@ -2303,7 +2308,7 @@ shard_done(struct shard *sh)
 		work_abandon(e, w, "its guest cannot run them (see the error above)");
 	else if (failed && !sh->restart && sh->ended_here == 0 && ++w->failures >= e->nshards)
 		work_abandon(e, w, "its guests stopped before they ran a test");
-	else if (failed && e->plan.stop_on_crash)
+	else if (failed && e->plan.stop_on_crash && !sh->taken)
 		work_abandon(e, w, "the run stops a configuration at a crash (--stop-on-crash)");
 	if (failed && !w->listed && !w->abandoned)
 		w->taken = false; /* the unit is run again without the tests that ended */
@@ -2314,7 +2319,7 @@ shard_done(struct shard *sh)
 		warn(e, sh, msg);
 		free(msg);
 	}
-	sh->restart = false;
+	sh->restart = sh->taken = false;
 	shard_go(sh);
 	if (failed)
 		wake_idle(e);
@@ -2342,6 +2347,35 @@ can_restart(const struct shard *sh)
 	return !sh->e->plan.stop_on_crash && !sh->e->interrupted && sh->ended_here > 0;
 }
 
+/*
+ * The guest's provider took it away (a spot instance preempted): nothing is
+ * wrong with the test it ran, which goes back to the queue with the rest of
+ * its batch, and a new guest takes them.
+ */
+static void
+preempted(struct shard *sh, const char *why)
+{
+	struct strbuf msg = STRBUF_INIT;
+
+	strbuf_addf(&msg, "%s", why ? why : "the guest was taken away by its provider");
+	if (sh->current_test)
+		strbuf_addf(&msg, "; %s goes back to the queue", sh->current_test);
+	else
+		strbuf_addf(&msg, " (the guest for '%s')", sh->w->cfg->name);
+	/* not cut off by a stop (shard_done): it is run again */
+	free(sh->current_test);
+	sh->current_test = NULL;
+	warn(sh->e, sh, msg.buf);
+	if (!sh->boot_end_sent)
+		stage_end(sh->e, sh, "boot", ERR_PREEMPTED, msg.buf);
+	else if (sh->tests_open)
+		stage_end(sh->e, sh, "tests", ERR_PREEMPTED, msg.buf);
+	sh->boot_end_sent = true;
+	sh->tests_open = false;
+	sh->restart = sh->taken = true;
+	strbuf_release(&msg);
+}
+
 static void
 on_guest_exit(void *data, enum status code, const char *why)
 {
@@ -2353,7 +2387,9 @@ on_guest_exit(void *data, enum status code, const char *why)
 		check_parser_finish(sh->parser);
 	if (!sh->got_exit && !e->interrupted) {
 		sh->failed = true;
-		if (!sh->boot_end_sent) {
+		if (code == ERR_PREEMPTED && ++sh->preempted <= PREEMPTED_MAX) {
+			preempted(sh, why);
+		} else if (!sh->boot_end_sent) {
 			strbuf_addf(&msg, "the guest for '%s' stopped before its agent started%s%s",
 				    sh->w->cfg->name, why ? ": " : "", why ? why : "");
 			add_console_tail(sh, &msg);

@@ -244,6 +244,12 @@ shard_stage(struct run_model *m, struct rm_shard *sh, const struct event *ev)
 	} else if (ev->type == EV_STAGE_END) {
 		if (ev->u.stage.code == OK) {
 			sh->state = RMS_IDLE;
+		} else if (ev->u.stage.code == ERR_PREEMPTED) {
+			/* its machine was taken away (the engine warned): its test waits again */
+			if (sh->test >= 0 && m->tests[sh->test].state == RM_RUNNING)
+				m->tests[sh->test].state = RM_PENDING;
+			sh->test = -1;
+			sh->state = RMS_IDLE;
 		} else {
 			char *msg;
 
@@ -374,7 +380,13 @@ run_model_event(struct run_model *m, const struct event *ev)
 			set_str(&s->detail, ev->u.stage.detail);
 		if (ev->type == EV_STAGE_PROGRESS && ev->u.stage.fraction >= 0)
 			s->fraction = ev->u.stage.fraction;
-		if (ev->type == EV_STAGE_END) {
+		if (ev->type == EV_STAGE_END && ev->u.stage.code == ERR_PREEMPTED) {
+			/* the guest was taken away (the engine warned): a new one runs
+			 * the stage again, and the test it ran waits again */
+			if (m->running >= 0 && m->tests[m->running].state == RM_RUNNING)
+				m->tests[m->running].state = RM_PENDING;
+			m->running = -1;
+		} else if (ev->type == EV_STAGE_END) {
 			s->end_ms = ev->wall_ms;
 			s->state = ev->u.stage.code == OK ? RM_STAGE_OK : RM_STAGE_FAILED;
 			set_str(&s->message, ev->u.stage.message);

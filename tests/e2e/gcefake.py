@@ -1763,6 +1763,7 @@ def fake_state():
         return {"instances": [{"name": i.name, "status": i.res["status"], "id": i.res["id"],
                                "qemu_pid": i.proc.pid if i.proc else None,
                                "metadata_port": i.md_port, "dir": i.dir,
+                               "provisioningModel": i.sched.get("provisioningModel"),
                                "disks": [d["path"] for d in i.disks]}
                               for i in INSTANCES.values()],
                 "images": [{"name": i["name"], "status": i["status"],

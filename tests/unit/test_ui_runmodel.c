@@ -464,6 +464,61 @@ test_model_shards(void **state)
 	run_model_release(&m);
 }
 
+/* A stage ended by ERR_PREEMPTED on shard (0: a run of one guest). */
+static void
+preempt(struct run_model *m, unsigned shard)
+{
+	struct event ev = { .type = EV_STAGE_END, .shard = shard, .config = "ext4/4k" };
+
+	ev.u.stage.stage = "tests";
+	ev.u.stage.code = ERR_PREEMPTED;
+	ev.u.stage.message = "Compute Engine preempted the instance fswb-1";
+	run_model_event(m, &ev);
+}
+
+/*
+ * A guest taken away by its provider (a spot instance): no crash, no error;
+ * its test waits again, and runs on the next guest.
+ */
+static void
+test_model_preempted(void **state)
+{
+	struct run_model m;
+	struct event ev = { 0 };
+	size_t said;
+
+	(void)state;
+	run_model_init(&m);
+	ev.type = EV_RUN_BEGIN;
+	ev.u.run.shards = 2;
+	emit(&m, &ev);
+	shard_event(&m, EV_STAGE_BEGIN, 1, "ext4/4k", 1000, "tests");
+	shard_event(&m, EV_TEST_START, 1, "ext4/4k", 2000, "generic/010");
+	said = m.messages.n;
+	preempt(&m, 1);
+	assert_int_equal(run_model_find(&m, "ext4/4k", "generic/010")->state, RM_PENDING);
+	assert_int_equal(m.shards[0].state, RMS_IDLE);
+	assert_int_equal(m.shards[0].test, -1);
+	assert_int_equal(m.shards[0].crashes, 0);
+	assert_int_equal(m.messages.n, said); /* the engine's warning says it */
+	shard_event(&m, EV_TEST_START, 2, "ext4/4k", 3000, "generic/010");
+	assert_int_equal(run_model_find(&m, "ext4/4k", "generic/010")->state, RM_RUNNING);
+	assert_int_equal(run_model_find(&m, "ext4/4k", "generic/010")->shard, 2);
+	run_model_release(&m);
+
+	/* one guest: the run's tests stage goes on with the next guest */
+	run_model_init(&m);
+	shard_event(&m, EV_STAGE_BEGIN, 0, "ext4/4k", 1000, "tests");
+	shard_event(&m, EV_TEST_START, 0, "ext4/4k", 2000, "generic/010");
+	said = m.messages.n;
+	preempt(&m, 0);
+	assert_int_equal(run_model_find(&m, "ext4/4k", "generic/010")->state, RM_PENDING);
+	assert_int_equal(m.running, -1);
+	assert_int_equal(m.messages.n, said);
+	assert_int_equal(m.stages[0].state, RM_STAGE_RUNNING);
+	run_model_release(&m);
+}
+
 /* A recorded run (tests/ui/fixtures) replayed through a bus into the model. */
 static void
 test_model_replay(void **state)
@@ -840,13 +895,21 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_logring_bounds), cmocka_unit_test(test_model_events),
-		cmocka_unit_test(test_model_many),     cmocka_unit_test(test_model_estimates),
-		cmocka_unit_test(test_model_replay),   cmocka_unit_test(test_model_shards),
-		cmocka_unit_test(test_model_stopped),  cmocka_unit_test(test_model_shell),
-		cmocka_unit_test(test_model_failure),  cmocka_unit_test(test_diff),
-		cmocka_unit_test(test_diff_big),       cmocka_unit_test(test_cmdline),
-		cmocka_unit_test(test_model_expunged), cmocka_unit_test(test_model_order),
+		cmocka_unit_test(test_logring_bounds),
+		cmocka_unit_test(test_model_events),
+		cmocka_unit_test(test_model_many),
+		cmocka_unit_test(test_model_estimates),
+		cmocka_unit_test(test_model_replay),
+		cmocka_unit_test(test_model_shards),
+		cmocka_unit_test(test_model_preempted),
+		cmocka_unit_test(test_model_stopped),
+		cmocka_unit_test(test_model_shell),
+		cmocka_unit_test(test_model_failure),
+		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_diff_big),
+		cmocka_unit_test(test_cmdline),
+		cmocka_unit_test(test_model_expunged),
+		cmocka_unit_test(test_model_order),
 	};
 
 	return cmocka_run_group_tests(tests, test_setup_hermetic, test_teardown_hermetic);
