@@ -442,7 +442,8 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 	plan_defaults(plan);
 	host_size_read(&host);
 	if (plan_check(plan, prof) != OK ||
-	    shards_guest_fits(plan, backend_find(plan->backend), &host) != OK)
+	    shards_guest_fits(plan, backend_find(plan->backend), &host) != OK ||
+	    (strcmp(cmd, "plan") && plan_check_cost(plan, prof) != OK))
 		die("%s", error_msg());
 	if (plan->tests.tests.n && plan->fstests_src && path_is_dir(plan->fstests_src)) {
 		struct catalogue cat;

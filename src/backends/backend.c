@@ -224,8 +224,11 @@ lease_read(const char *file, struct strvec *lines, bool *alive, struct strbuf *s
 	return true;
 }
 
+/* What leases hold: LIST (a line each), REAP (those of a gone fswb removed), HELD (items). */
+enum walk { WALK_LIST, WALK_REAP, WALK_HELD };
+
 static void
-leases_walk(struct strvec *out, bool reap)
+leases_walk(struct strvec *out, enum walk how, const char *backend)
 {
 	char *dir = leases_dir();
 	DIR *d = dir ? opendir(dir) : NULL;
@@ -241,9 +244,13 @@ leases_walk(struct strvec *out, bool reap)
 			continue;
 		file = path_join(dir, de->d_name);
 		ok = lease_read(file, &lines, &alive, &sum);
-		if (ok && !reap)
+		if (ok && how == WALK_LIST)
 			strvec_push(out, sum.buf);
-		if (ok && reap && !alive) {
+		if (ok && how == WALK_HELD && alive && !strcmp(lines.v[0] + 8, backend))
+			for (size_t i = 2; i < lines.n; i++)
+				if (str_startswith(lines.v[i], "item "))
+					strvec_push(out, lines.v[i] + 5);
+		if (ok && how == WALK_REAP && !alive) {
 			const struct backend_ops *ops = backend_find(lines.v[0] + 8);
 
 			for (size_t i = 2; i < lines.n; i++) {
@@ -276,13 +283,19 @@ leases_walk(struct strvec *out, bool reap)
 void
 backend_leases_reap(struct strvec *done)
 {
-	leases_walk(done, true);
+	leases_walk(done, WALK_REAP, NULL);
 }
 
 void
 backend_leases_list(struct strvec *out)
 {
-	leases_walk(out, false);
+	leases_walk(out, WALK_LIST, NULL);
+}
+
+void
+backend_leases_held(const char *backend, struct strvec *items)
+{
+	leases_walk(items, WALK_HELD, backend);
 }
 
 /* ---- the table ---- */

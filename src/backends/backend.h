@@ -461,6 +461,8 @@ enum status lease_add_item(struct lease *l, const char *what);
 void backend_leases_reap(struct strvec *done);
 /* Every lease, one line each, "held by fswb (pid N)" or "left by a killed fswb". */
 void backend_leases_list(struct strvec *out);
+/* The items (lease_add_item) that running fswbs hold for backend, into *items. */
+void backend_leases_held(const char *backend, struct strvec *items);
 
 extern const struct backend_ops qemu_backend;
 extern const struct backend_ops stdio_backend;

@@ -23,6 +23,7 @@
  *   - the end: the instance powers off after the agent; the worker deletes
  *     it and the session's objects.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -408,6 +409,36 @@ device_name(const char *role)
 	return d;
 }
 
+/*
+ * This host, as the label fswb-host of the instances it makes: 16 hex
+ * digits of the hash of its machine id (else its name). `fswb doctor
+ * --forget` deletes only this host's.
+ */
+static const char *
+host_label(void)
+{
+	static char label[17];
+
+	if (!label[0]) {
+		char *id = NULL, hex[65], name[256] = "";
+		size_t len;
+		struct sha sh;
+
+		sha_init(&sh);
+		if (read_file("/etc/machine-id", 4096, &id, &len) == OK && len) {
+			sha_add(&sh, id, len);
+		} else {
+			error_clear();
+			gethostname(name, sizeof(name) - 1);
+			sha_adds(&sh, name);
+		}
+		free(id);
+		sha_hex(&sh, hex);
+		memcpy(label, hex, 16);
+	}
+	return label;
+}
+
 static enum status
 insert_instance(struct gce_session_priv *s, struct gce_api *a, const char *image)
 {
@@ -432,14 +463,14 @@ insert_instance(struct gce_session_priv *s, struct gce_api *a, const char *image
 		free(dn);
 	}
 	body = json_pack("{s:s, s:s, s:o, s:[{s:s, s:[{s:s, s:s}]}], s:{s:[{s:s, s:s}, {s:s, s:s}, "
-			 "{s:s, s:s}, {s:s, s:s}]}, s:{s:s}, s:[{s:s, s:[s]}]}",
+			 "{s:s, s:s}, {s:s, s:s}]}, s:{s:s, s:s}, s:[{s:s, s:[s]}]}",
 			 "name", s->name, "machineType", mt, "disks", disks, "networkInterfaces",
 			 "network", "global/networks/default", "accessConfigs", "type",
 			 "ONE_TO_ONE_NAT", "name", "External NAT", "metadata", "items", "key",
 			 "fswb-bucket", "value", s->bucket, "key", "fswb-prefix", "value",
 			 s->prefix, "key", "fswb-storage", "value", instance_storage_url(), "key",
-			 "fswb-in", "value", "0", "labels", "fswb", "1", "serviceAccounts", "email",
-			 "default", "scopes",
+			 "fswb-in", "value", "0", "labels", "fswb", "1", "fswb-host", host_label(),
+			 "serviceAccounts", "email", "default", "scopes",
 			 "https://www.googleapis.com/auth/devstorage.read_write");
 	if (s->spot)
 		/* preempted: deleted, so nothing is left to pay for even without fswb */
@@ -1334,6 +1365,245 @@ probe_api(const struct plan *plan, struct gce_api **a, char **where)
 	return OK;
 }
 
+/* fswb's instances in the zone (labels.fswb=1), or images in the project: the list's items. */
+static enum status
+list_labelled(struct gce_api *a, bool images, json_t **items)
+{
+	char *path = images ? xasprintf("projects/%s/global/images?filter=labels.fswb%%3D1",
+					gce_api_project(a))
+			    : xasprintf("projects/%s/zones/%s/instances?filter=labels.fswb%%3D1",
+					gce_api_project(a), gce_api_zone(a));
+	json_t *r = NULL;
+	enum status rc = gce_compute(a, "GET", path, NULL, &r);
+
+	free(path);
+	*items = json_array();
+	if (rc == OK) {
+		json_t *it;
+		size_t i;
+
+		json_array_foreach(json_object_get(r, "items"), i, it)
+		{
+			const char *n = json_string_value(json_object_get(it, "name"));
+			const char *fswb = json_string_value(
+				json_object_get(json_object_get(it, "labels"), "fswb"));
+
+			/* Google filters; a filter not honoured must not hand out others' */
+			if (n && !strncmp(n, "fswb-", 5) && fswb && !strcmp(fswb, "1"))
+				json_array_append(*items, it);
+		}
+	}
+	json_decref(r);
+	return rc;
+}
+
+/* fswb's instances in the zone: "NAME (STATUS)" into out. */
+static enum status
+list_instances(struct gce_api *a, struct strvec *out)
+{
+	json_t *items, *it;
+	size_t i;
+	enum status rc = list_labelled(a, false, &items);
+
+	json_array_foreach(items, i, it)
+	{
+		const char *st = json_string_value(json_object_get(it, "status"));
+
+		strvec_pushf(out, "%s (%s)", json_string_value(json_object_get(it, "name")),
+			     st ? st : "?");
+	}
+	json_decref(items);
+	return rc;
+}
+
+/* Whose the instance it is: NULL when this host's and no running fswb holds it, else why kept. */
+static const char *
+instance_owner(json_t *it, const char *zone, const struct strvec *held)
+{
+	const char *name = json_string_value(json_object_get(it, "name"));
+	const char *host =
+		json_string_value(json_object_get(json_object_get(it, "labels"), "fswb-host"));
+
+	for (size_t i = 0; i < held->n; i++) {
+		char what[16], z[64], n[64];
+
+		if (sscanf(held->v[i], "%15s %*s %63s %63s", what, z, n) == 3 &&
+		    !strcmp(what, "instance") && !strcmp(z, zone) && !strcmp(n, name))
+			return "a running fswb's";
+	}
+	if (!host || strcmp(host, host_label()))
+		return "another host's fswb's: delete it there, or in the Cloud console";
+	return NULL;
+}
+
+/* DELETE path, waited for; one gone already (404) is gone too. */
+static enum status
+delete_waited(struct gce_api *a, const char *path)
+{
+	json_t *op = NULL;
+	enum status rc = gce_compute(a, "DELETE", path, NULL, &op);
+
+	if (rc == OK)
+		rc = gce_wait_op(a, op, 600);
+	else if (gce_api_last_http(a) == 404)
+		rc = OK, error_clear();
+	json_decref(op);
+	return rc;
+}
+
+/* The images made on this host (CACHE/gce/fswb-*.tar.gz), removed. */
+static void
+remove_tarballs(void)
+{
+	char *cache = NULL;
+	DIR *d;
+	struct dirent *de;
+
+	if (fswb_dir_make(DIR_CACHE, "gce", &cache) != OK) {
+		error_clear();
+		return;
+	}
+	d = opendir(cache);
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (!strncmp(de->d_name, "fswb-", 5) && n > 7 &&
+		    !strcmp(de->d_name + n - 7, ".tar.gz")) {
+			char *p = path_join(cache, de->d_name);
+
+			unlink(p);
+			free(p);
+		}
+	}
+	if (d)
+		closedir(d);
+	free(cache);
+}
+
+/*
+ * What fswb keeps (the wizard's x, `fswb doctor --forget`): its images in
+ * the project and the tarballs this host made of them (CACHE/gce), unless a
+ * run here is going; the instances of this host's that no running fswb holds. Others'
+ * instances are kept, and said.
+ */
+static enum status
+gce_forget(const struct plan *plan, char **said)
+{
+	struct gce_api *a = NULL;
+	struct strvec held = STRVEC_INIT, gone = STRVEC_INIT, kept = STRVEC_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	json_t *items = NULL, *it;
+	char *where = NULL;
+	size_t i, images = 0;
+	enum status rc = probe_api(plan, &a, &where);
+
+	if (rc != OK)
+		goto out;
+	backend_leases_held("gce", &held);
+	rc = list_labelled(a, false, &items);
+	json_array_foreach(items, i, it)
+	{
+		const char *name = json_string_value(json_object_get(it, "name"));
+		const char *whose;
+		char *path;
+
+		if (rc != OK)
+			break;
+		if ((whose = instance_owner(it, gce_api_zone(a), &held))) {
+			strvec_pushf(&kept, "%s (%s)", name, whose);
+			continue;
+		}
+		path = xasprintf("projects/%s/zones/%s/instances/%s", gce_api_project(a),
+				 gce_api_zone(a), name);
+		rc = delete_waited(a, path);
+		if (rc == OK)
+			strvec_pushf(&gone, "the instance %s", name);
+		free(path);
+	}
+	json_decref(items);
+	items = NULL;
+	if (rc == OK && !held.n) { /* a run going here may be making or using one */
+		rc = list_labelled(a, true, &items);
+		json_array_foreach(items, i, it)
+		{
+			const char *name = json_string_value(json_object_get(it, "name"));
+			char *path;
+
+			if (rc != OK)
+				break;
+			path = xasprintf("projects/%s/global/images/%s", gce_api_project(a), name);
+			rc = delete_waited(a, path);
+			if (rc == OK)
+				images++;
+			free(path);
+		}
+		if (rc == OK)
+			remove_tarballs();
+	} else if (rc == OK) {
+		strvec_push(&kept, "the images (a run here is going)");
+	}
+	if (images)
+		strvec_pushf(&gone, "%zu image%s of fswb's", images, images == 1 ? "" : "s");
+	if (rc == OK) {
+		char *g = strvec_join(&gone, ", "), *k = strvec_join(&kept, ", ");
+
+		strbuf_addf(&sb, "%s%s in %s", gone.n ? "deleted " : "nothing of fswb's to delete",
+			    g, where);
+		if (kept.n)
+			strbuf_addf(&sb, "; kept %s", k);
+		*said = strbuf_detach(&sb);
+		free(g);
+		free(k);
+	}
+out:
+	json_decref(items);
+	strvec_clear(&held);
+	strvec_clear(&gone);
+	strvec_clear(&kept);
+	strbuf_release(&sb);
+	free(where);
+	gce_api_close(a);
+	return rc;
+}
+
+/*
+ * For the probe: what fswb keeps in the project that forget deletes (its
+ * images, this host's instances that no running fswb holds), or NULL.
+ */
+static char *
+kept_here(struct gce_api *a)
+{
+	struct strvec held = STRVEC_INIT, left = STRVEC_INIT;
+	json_t *items = NULL, *it;
+	size_t i, images = 0;
+	char *out = NULL;
+
+	backend_leases_held("gce", &held);
+	if (list_labelled(a, true, &items) == OK)
+		images = json_array_size(items);
+	json_decref(items);
+	if (list_labelled(a, false, &items) == OK)
+		json_array_foreach(items, i, it)
+		{
+			if (!instance_owner(it, gce_api_zone(a), &held))
+				strvec_push(&left, json_string_value(json_object_get(it, "name")));
+		}
+	json_decref(items);
+	error_clear();
+	if (images || left.n) {
+		char *names = strvec_join(&left, ", ");
+
+		out = xasprintf("%zu image%s of fswb's (reused by runs of the same appliance and "
+				"kernel)%s%s",
+				images, images == 1 ? "" : "s",
+				left.n ? "; instances left behind, which cost money: " : "", names);
+		free(names);
+	}
+	strvec_clear(&held);
+	strvec_clear(&left);
+	return out;
+}
+
 static enum status
 gce_probe(const struct plan *plan, struct backend_probe *out)
 {
@@ -1360,37 +1630,13 @@ gce_probe(const struct plan *plan, struct backend_probe *out)
 	}
 	out->usable = true;
 	out->summary = xasprintf("ready: %s", where);
+	out->kept = kept_here(a);
 	if (!plan_backend_opt(plan, "cost")) {
 		out->confirm = gce_cost(plan, 0, 0);
 		out->confirm_opt = xstrdup("cost=ok");
 	}
 	free(where);
 	gce_api_close(a);
-	return OK;
-}
-
-/* fswb's instances in the zone (labels.fswb=1): names into out. */
-static enum status
-list_instances(struct gce_api *a, struct strvec *out)
-{
-	char *path = xasprintf("projects/%s/zones/%s/instances?filter=labels.fswb%%3D1",
-			       gce_api_project(a), gce_api_zone(a));
-	json_t *r = NULL, *it;
-	size_t i;
-	enum status rc = gce_compute(a, "GET", path, NULL, &r);
-
-	free(path);
-	if (rc != OK)
-		return rc;
-	json_array_foreach(json_object_get(r, "items"), i, it)
-	{
-		const char *n = json_string_value(json_object_get(it, "name"));
-		const char *st = json_string_value(json_object_get(it, "status"));
-
-		if (n && !strncmp(n, "fswb-", 5))
-			strvec_pushf(out, "%s (%s)", n, st ? st : "?");
-	}
-	json_decref(r);
 	return OK;
 }
 
@@ -1434,8 +1680,10 @@ gce_doctor(struct loop *loop, const struct backend_doctor_opts *o, struct backen
 			out, max, &n, FINDING_WARN, "fswb's instances",
 			xasprintf("%zu in %s, which cost money while they exist: %s", left.n,
 				  gce_api_zone(a), names),
-			xstrdup("a run still going has them; else fswb deletes those of a killed "
-				"fswb at its next start"));
+			xstrdup("a run still going has them; else the next fswb run deletes "
+				"those of a killed fswb, and fswb doctor --backend gce ... "
+				"--forget "
+				"those of this host's that no running fswb holds"));
 		free(names);
 	}
 	strvec_clear(&left);
@@ -1472,6 +1720,7 @@ const struct backend_ops gce_backend = {
 	.cleanup = gce_cleanup,
 	.programs = gce_programs,
 	.doctor = gce_doctor,
+	.forget = gce_forget,
 	.probe = gce_probe,
 	.start = gce_start,
 	.send = agent_kept_send,

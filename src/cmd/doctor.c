@@ -20,7 +20,7 @@
 #include "run/hostcheck.h"
 
 static const char doctor_usage[] =
-	"usage: fswb doctor [--json] [--backend NAME -o KEY=VALUE...]\n"
+	"usage: fswb doctor [--json] [--backend NAME -o KEY=VALUE... [--forget]]\n"
 	"\n"
 	"Check this machine for what fswb needs: per backend, each thing with 'ok'\n"
 	"or what is missing and the command that fixes it on this distribution.\n"
@@ -33,12 +33,16 @@ static const char doctor_usage[] =
 	"                            -o key=FILE -o fstests=DIR -o test=DEV ...;\n"
 	"                            adb: -o serial=SERIAL, the device's root, ABI, space)\n"
 	"      --accept-new-host-key trust the machine's host key if fswb has not seen it\n"
+	"      --forget              instead, remove what that backend keeps between runs\n"
+	"                            (adb: the chroot on the device; gce: fswb's images,\n"
+	"                            and this host's instances no running fswb holds)\n"
 	"  -h, --help                show this help\n";
 
 enum {
 	OPT_JSON = 256,
 	OPT_BACKEND,
 	OPT_ACCEPT_NEW_HOST_KEY,
+	OPT_FORGET,
 };
 
 static const char *
@@ -126,6 +130,28 @@ print_text(const struct hostcheck *hc, const struct strvec *leases)
 		       "ext4/4k).\n");
 }
 
+/* --forget: what the plan's backend keeps between runs, removed; said. */
+static int
+forget_kept(struct plan *plan)
+{
+	const struct backend_ops *ops = plan->backend ? backend_find(plan->backend) : NULL;
+	char *said = NULL;
+	int rc = 0;
+
+	if (!ops)
+		die("fswb doctor: --forget needs --backend NAME (and its -o options)");
+	if (backend_forget(ops, plan, &said) != OK) {
+		fprintf(stderr, "fswb doctor: %s\n", error_msg());
+		error_clear();
+		rc = 1;
+	} else {
+		printf("fswb doctor: %s\n", said);
+	}
+	free(said);
+	plan_release(plan);
+	return rc;
+}
+
 int
 cmd_doctor(int argc, char **argv)
 {
@@ -134,13 +160,14 @@ cmd_doctor(int argc, char **argv)
 		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "backend-opt", required_argument, NULL, 'o' },
 		{ "accept-new-host-key", no_argument, NULL, OPT_ACCEPT_NEW_HOST_KEY },
+		{ "forget", no_argument, NULL, OPT_FORGET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hostcheck_opts o = HOSTCHECK_OPTS_INIT;
 	struct plan plan;
 	struct profiles profiles;
-	bool json = false, have_profiles = false;
+	bool json = false, have_profiles = false, forget = false;
 	struct hostcheck hc;
 	struct strvec leases = STRVEC_INIT;
 	struct loop *loop;
@@ -163,6 +190,9 @@ cmd_doctor(int argc, char **argv)
 		case OPT_ACCEPT_NEW_HOST_KEY:
 			plan_set_backend_opt(&plan, "hostkey", "accept-new");
 			break;
+		case OPT_FORGET:
+			forget = true;
+			break;
 		case 'o':
 			if (plan_set_backend_kv(&plan, optarg) != OK)
 				die("fswb doctor: -o %s", error_msg());
@@ -181,6 +211,8 @@ cmd_doctor(int argc, char **argv)
 		die("fswb doctor: -o needs --backend NAME (the backend the options are for)");
 	if (plan.backend && backend_check_options(&plan) != OK)
 		die("fswb doctor: %s", error_msg());
+	if (forget)
+		return forget_kept(&plan);
 	o.plan = plan.backend ? &plan : NULL;
 
 	datadir = fswb_datadir();

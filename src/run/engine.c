@@ -36,11 +36,9 @@
 #include "run/plan_check.h"
 #include "run/shards.h"
 
-#define WATCH_MS      1000
-#define SHELL_OUT_MAX (1u << 20) /* shell output queued for a front end that does not read */
-#define CONSOLE_TAIL  80	 /* kernel-log lines kept with a crashed or hung test */
-/* Guests of a shard taken away in a row (no test ended between) before the next counts as a crash. */
-#define PREEMPTED_MAX	 3
+#define WATCH_MS	 1000
+#define SHELL_OUT_MAX	 (1u << 20)  /* shell output queued for a front end that does not read */
+#define CONSOLE_TAIL	 80	     /* kernel-log lines kept with a crashed or hung test */
 #define CONSOLE_LINE_MAX (64u << 10) /* a longer line of check -n is cut */
 /* A test's limit without --test-timeout: TEST_LIMIT_FACTOR times its expected time
  * (fstests/estimate.h: earlier runs, SOAK_DURATION, its groups; stretched under emulation),
@@ -50,6 +48,8 @@
 #define TEST_LONG_FACTOR  2 /* a test past twice its expected time is flagged */
 /* A batch (one check of a shard) takes estimate_batch_target() seconds of tests, at most: */
 #define BATCH_MAX_TESTS 400
+/* A shard's guests taken away in a row (no test ending between) before the next is a crash. */
+#define PREEMPTED_MAX 3
 
 enum phase {
 	PH_IDLE,

@@ -71,12 +71,8 @@ plan_check_fstests_src(const char *src)
 		     src);
 }
 
-/*
- * A backend that costs money runs only with the user's -o cost=ok, which
- * they give having seen its cost line for the run's expected duration.
- */
-static enum status
-check_cost(const struct plan *plan, const struct profiles *profiles)
+enum status
+plan_check_cost(const struct plan *plan, const struct profiles *profiles)
 {
 	const struct backend_ops *ops = backend_find(plan->backend);
 	struct strbuf basis = STRBUF_INIT;
@@ -112,8 +108,6 @@ plan_check(const struct plan *plan, const struct profiles *profiles)
 	rc = check_test_dirs(plan, profiles);
 	if (rc == OK)
 		rc = backend_check_plan(plan);
-	if (rc == OK)
-		rc = check_cost(plan, profiles);
 	if (rc == OK && plan->shell) {
 		const struct backend_ops *ops = backend_find(plan->backend);
 

@@ -20,6 +20,14 @@
 enum status plan_check(const struct plan *plan, const struct profiles *profiles);
 
 /*
+ * A plan about to start machines: a backend that costs money (BACKEND_COSTS)
+ * runs only with the user's -o cost=ok, given having seen its cost line for
+ * the run's expected duration (inventory_expect); else ERR_INVALID with that
+ * line and what to give.
+ */
+enum status plan_check_cost(const struct plan *plan, const struct profiles *profiles);
+
+/*
  * Where fstests comes from (plan.fstests_src; NULL: upstream): a directory
  * or a git URL (appliance_src_is_url), else ERR_NOTFOUND or ERR_INVALID
  * saying what to give. plan_check() asks it; the wizard as it is typed.

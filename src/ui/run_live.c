@@ -149,6 +149,19 @@ remember_plan(struct live_run *lr)
 	if (fswb_dir_make(DIR_CONFIG, "", &dir) != OK) {
 		ui_msg(lr->ui, true, "cannot remember the choices: %s", error_msg());
 	} else {
+		struct strvec *o = &lr->remember->backend_opts;
+		size_t k = 0;
+
+		/* a cloud run's cost is accepted for that run: the next one asks again */
+		for (size_t i = 0; i < o->n; i++)
+			if (str_startswith(o->v[i], "cost="))
+				free(o->v[i]);
+			else
+				o->v[k++] = o->v[i];
+		if (k < o->n) {
+			o->n = k;
+			o->v[k] = NULL;
+		}
 		path = ui_last_plan_path();
 		if (plan_save(path, lr->remember) != OK)
 			ui_msg(lr->ui, true, "cannot remember the choices: %s", error_msg());

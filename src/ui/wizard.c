@@ -1687,7 +1687,8 @@ start(struct ui *ui, struct wizard *w)
 		return;
 	}
 	if (plan_check(&w->plan, prof) != OK || fits_here(w) != OK ||
-	    (w->have_cat && plan_check_tests(&w->plan, &w->cat) != OK)) {
+	    (w->have_cat && plan_check_tests(&w->plan, &w->cat) != OK) ||
+	    plan_check_cost(&w->plan, prof) != OK) {
 		ui_msg(ui, true, "%s", error_msg());
 		error_clear();
 		return;
@@ -1840,8 +1841,8 @@ wizard_key(struct ui *ui, struct view *v, int key)
 				       w->backends[w->lp_backend.sel]);
 				return REACT_REDRAW;
 			}
-			if (!w->probes[w->lp_backend.sel].usable &&
-			    w->probes[w->lp_backend.sel].confirm) {
+			/* usable or not (a cloud's cost), nothing goes on unconfirmed */
+			if (w->probes[w->lp_backend.sel].confirm) {
 				ui_msg(ui, true, "'%s' waits for you to confirm: a, then type yes",
 				       w->backends[w->lp_backend.sel]);
 				return REACT_REDRAW;

@@ -6,81 +6,21 @@
 # OVMF, the job through the metadata server and the bucket, the agent's
 # output through getSerialPortOutput. Cases: plan-time refusals; doctor; a
 # sharded mini-fstests run on 2 instances with the token revoked and the API
-# cut for a while in the middle; quota exceeded; an instance preempted in
-# the middle of a test (back to the queue); fswb killed, its instance found and deleted by the
-# next start.
+# cut for a while in the middle; quota exceeded; a spot instance preempted
+# in the middle of a test (the test back in the queue); fswb killed, its
+# instance found and deleted by the next start; what fswb keeps deleted by
+# doctor --forget.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/gce-lib.bash"
 
-CACHE=${FSWB_TEST_CACHE:-/var/tmp/fswb-test-cache}
-export FSWB_CACHE_DIR=$CACHE/fswb
-MINI=$SRCDIR/tests/fixtures/mini-fstests
-need_guest "fswb run on the gce backend"
-for p in grub-mkstandalone mcopy mformat ip python3 openssl; do
-	if ! command -v "$p" >/dev/null 2>&1; then
-		skip "fswb run on the gce backend" "$p is not installed (make deps)"
-		done_testing
-		exit 0
-	fi
-done
-if [ ! -r /usr/share/OVMF/OVMF_CODE_4M.fd ]; then
-	skip "fswb run on the gce backend" "no OVMF firmware (make deps installs ovmf)"
-	done_testing
-	exit 0
-fi
-
-runs_dir=$FSWB_HOME/data/runs
-last_run() { ls -td "$runs_dir"/*/ 2>/dev/null | head -1; }
 why() { tail -n 4 "$T/err" 2>/dev/null | tr '\n' ' '; }
 statuses() { jq -r '.sections[].tests[] | "\(.test) \(.status)"' "$1/run.json" 2>/dev/null | sort; }
-
-# The appliance needs Debian's mirror: made before the network goes away.
-"$FSWB" appliance build --fstests-src "$MINI" >"$T/app.out" 2>&1
-check "the appliance is there (built or reused)" test $? -eq 0
-
-# The namespace: loopback only.
-NETNS=fswb-gce-$$
-ip netns add "$NETNS" || { fail "cannot make a network namespace"; done_testing; exit 1; }
-NS() { ip netns exec "$NETNS" "$@"; }
-NS ip link set lo up
-cleanup_gce() {
-	[ -n "${FAKE_PID:-}" ] && kill "$FAKE_PID" 2>/dev/null && wait "$FAKE_PID" 2>/dev/null
-	ip netns del "$NETNS" 2>/dev/null
-}
-at_exit cleanup_gce
-
-# The service account: a key of our own, its public half given to the double.
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$T/sa.pem" 2>/dev/null
-N=$(openssl rsa -in "$T/sa.pem" -noout -modulus 2>/dev/null | sed 's/^Modulus=//')
-EMAIL=fswb-tests@fswb-test.iam.gserviceaccount.com
-# (not through NS, a function: $! would be its subshell, not the double)
-ip netns exec "$NETNS" python3 "$SRCDIR/tests/e2e/gcefake.py" --state "$T/gce" --port-file "$T/port" \
-	--project fswb-test --zone us-test1-a --client-email "$EMAIL" --rsa-n "$N" \
-	--rsa-e 65537 --bucket fswb-bkt >"$T/fake.log" 2>&1 &
-FAKE_PID=$!
-for _ in $(seq 1 100); do [ -s "$T/port" ] && break; sleep 0.1; done
-PORT=$(cat "$T/port" 2>/dev/null)
-[ -n "$PORT" ] || { fail "the Compute Engine double did not start: $(tail -n 3 "$T/fake.log")"; done_testing; exit 1; }
-API=http://127.0.0.1:$PORT
-python3 - "$T/sa.pem" "$EMAIL" "$API/token" >"$T/key.json" <<'EOF'
-import json, sys
-print(json.dumps({"type": "service_account", "project_id": "fswb-test",
-                  "private_key_id": "0", "private_key": open(sys.argv[1]).read(),
-                  "client_email": sys.argv[2], "client_id": "1",
-                  "token_uri": sys.argv[3]}))
-EOF
-chmod 600 "$T/key.json"
-export FSWB_GCE_COMPUTE_URL=$API/compute/v1 FSWB_GCE_STORAGE_URL=$API
-export FSWB_GCE_INSTANCE_STORAGE_URL=http://169.254.169.254 FSWB_GCE_POLL_MS=500
-export FSWB_GCE_RETRY_S=120
-GCE=(--backend gce -o "key=$T/key.json" -o zone=us-test1-a -o bucket=fswb-bkt)
-fake() { NS curl -sf -X POST "$API/fake/$1"; }
-state() { NS curl -sf "$API/fake/state"; }
-instances() { state | jq -r '.instances[]?.name' 2>/dev/null; }
+gce_setup "fswb run on the gce backend"
 
 # 1. Plan time: the cost, accepted or not; what is missing.
 err=$("$FSWB" run "${GCE[@]}" --fstests-src "$MINI" generic/001 2>&1)
 check "without cost=ok the run is refused, with the estimate" \
-	grep -q 'e2-standard-2 instance at about \$0.067 an hour.*give -o cost=ok' <<<"$err"
+	grep -q 'e2-standard-2 instance at about \$0.067 an hour.*it is expected to take .*give -o cost=ok' <<<"$err"
 err=$("$FSWB" run --backend gce -o bucket=fswb-bkt -o cost=ok --fstests-src "$MINI" 2>&1)
 check "without a zone the run is refused, naming it" grep -q 'needs -o zone=ZONE' <<<"$err"
 err=$("$FSWB" run --backend gce -o zone=us-test1-a -o bucket=gs://x -o cost=ok 2>&1)
@@ -147,13 +87,7 @@ before=$(last_run)
 NS timeout 1800 "$FSWB" run "${GCE[@]}" -o cost=ok -o spot=yes -c ext4/4k --fstests-src "$MINI" \
 	generic/012 generic/001 >"$T/out" 2>"$T/err" &
 pid=$!
-for _ in $(seq 1 2400); do
-	r=$(last_run)
-	[ -n "$r" ] && [ "$r" != "$before" ] &&
-		grep -q '"event":"test_start".*"generic/012"' "$r/events.jsonl" 2>/dev/null && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.5
-done
+wait_test_start "$pid" generic/012
 name=$(instances | head -1)
 model=$(state | jq -r '.instances[0].provisioningModel')
 check "-o spot=yes: a spot instance ($model)" test "$model" = SPOT
@@ -180,13 +114,7 @@ before=$(last_run)
 ip netns exec "$NETNS" "$FSWB" run "${GCE[@]}" -o cost=ok -c ext4/4k --fstests-src "$MINI" \
 	generic/012 >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 2400); do
-	r=$(last_run)
-	[ -n "$r" ] && [ "$r" != "$before" ] &&
-		grep -q '"event":"test_start".*"generic/012"' "$r/events.jsonl" 2>/dev/null && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.5
-done
+wait_test_start "$pid" generic/012
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 sleep 1
@@ -199,5 +127,31 @@ NS timeout 600 "$FSWB" run "${GCE[@]}" -o cost=ok -c ext4/4k --fstests-src "$MIN
 check "the next run says it removed what the killed fswb left ($(why))" \
 	grep -qs "removed what an earlier fswb left behind.*instance.*$left" "$T/out" "$T/err"
 check "... and it is gone" bash -c "! grep -qx '$left' <<<'$(instances)'"
+
+# 7. What fswb keeps, deleted on request: a killed fswb whose lease is lost
+# leaves an instance that only doctor --forget finds; fswb's image goes too.
+ip netns exec "$NETNS" "$FSWB" run "${GCE[@]}" -o cost=ok -c ext4/4k --fstests-src "$MINI" \
+	generic/012 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 1200); do
+	[ "$(state | jq -r '.instances[0].status' 2>/dev/null)" = RUNNING ] && break
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.5
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+rm -f "$FSWB_HOME"/data/leases/*
+sleep 1
+left=$(instances)
+check "lease lost: the instance is still there ($left)" test -n "$left"
+out=$(NS "$FSWB" doctor "${GCE[@]}" --forget 2>&1)
+check "doctor --forget deletes it and fswb's image ($out)" \
+	grep -q "deleted the instance $left, 1 image of fswb's in project fswb-test" <<<"$out"
+check "... no instance is left" test -z "$(instances)"
+check "... no image" test "$(state | jq '.images | length')" -eq 0
+check "... nor the tarball made of it here" \
+	test -z "$(ls "$FSWB_CACHE_DIR"/gce/fswb-*.tar.gz 2>/dev/null)"
+out=$(NS "$FSWB" doctor "${GCE[@]}" --forget 2>&1)
+check "... then nothing is left to delete ($out)" grep -q "nothing of fswb's to delete" <<<"$out"
 
 done_testing

@@ -32,14 +32,7 @@ check_screen "the options are shown" "options: uri=qemu:///embed?root=$EMBED acc
 check_screen "the embedded driver is ready" "ready: qemu:///embed?root=$EMBED (an embedded driver" 20
 ui_keys Enter
 check_screen "tests step" "step 5 of 6"
-ui_keys f C-u "$MINI" Enter
-check_screen "tests: the mini-fstests catalogue" "quick      10 tests, "
-ui_keys End Enter
-check_screen "one test by search" "Tests matching"
-ui_keys g e n e r i c / 0 0 1
-check_screen "search: generic/001" "Tests matching 'generic/001': 1"
-ui_keys Enter
-check_screen "review" "step 6 of 6"
+ui_pick_mini_test generic/001
 check_screen "review: the backend" "libvirt"
 ui_keys Enter
 check_screen "the run ends" "the run has ended" 400

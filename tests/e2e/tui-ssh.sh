@@ -77,14 +77,7 @@ check_screen "the devices confirmed: ready" "ready: root@127.0.0.1:$SSHD_PORT" 2
 ui_keys Enter
 check_screen "tests step" "step 5 of 6"
 # the catalogue from a local copy of the machine's tree (f): tests by name
-ui_keys f C-u "$MINI" Enter
-check_screen "tests: the mini-fstests catalogue" "quick      10 tests, "
-ui_keys End Enter
-check_screen "one test by search" "Tests matching"
-ui_keys g e n e r i c / 0 0 1
-check_screen "search: generic/001" "Tests matching 'generic/001': 1"
-ui_keys Enter
-check_screen "review" "step 6 of 6"
+ui_pick_mini_test generic/001
 check_screen "review: the machine's own kernel" "the test machine's own"
 check_screen "review: the command line confirms the devices" "wipe=$TD,$SD"
 ui_keys Enter

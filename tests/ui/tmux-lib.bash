@@ -11,6 +11,9 @@
 #   ui_alive                       whether the program still runs
 #   ui_gone [SECONDS]              wait until it has ended
 #   ui_stop                        end the session
+#   ui_pick_mini_test TEST         at the wizard's tests step: mini-fstests ($MINI)
+#                                  as the tree (f), TEST found by search and taken;
+#                                  each screen checked, on to the review
 # Whether a screen fits its width is for fswb's own virtual screen
 # (tests/ui/screens.sh), not for a tmux capture: tmux wraps at the pane width.
 BUILD=${BUILD:-build}
@@ -114,3 +117,16 @@ $(ui_screen)"
 	fi
 }
 
+
+ui_pick_mini_test() {
+	local test=$1
+	ui_keys f C-u "$MINI" Enter
+	check_screen "tests: the mini-fstests catalogue" "quick      10 tests, "
+	ui_keys End Enter
+	check_screen "one test by search" "Tests matching"
+	# a key at a time, as typed
+	ui_keys $(sed 's/./& /g' <<<"$test")
+	check_screen "search: $test" "Tests matching '$test': 1"
+	ui_keys Enter
+	check_screen "review" "step 6 of 6"
+}

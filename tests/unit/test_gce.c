@@ -94,13 +94,15 @@ test_plan(void **state)
 	assert_int_equal(backend_check_plan(&p), OK);
 	plan_release(&p);
 
-	/* the cost not accepted: refused (plan_check), with the estimate */
+	/* the cost not accepted: refused (plan_check_cost), with the estimate; a plan
+	 * is valid without it (the wizard remembers it so) */
 	gce_plan(&p, (const char *const[]){ "zone", "us-central1-a", "bucket", "b-1", "key",
 					    "/k.json", NULL });
 	p.shards = 4;
 	assert_int_equal(backend_check_plan(&p), OK);
 	assert_int_equal(profiles_load(dir, &prof), OK);
-	assert_int_equal(plan_check(&p, &prof), ERR_INVALID);
+	assert_int_equal(plan_check(&p, &prof), OK);
+	assert_int_equal(plan_check_cost(&p, &prof), ERR_INVALID);
 	assert_non_null(strstr(error_msg(), "4 e2-standard-2 instances at about $0.067 an hour"));
 	assert_non_null(strstr(error_msg(), "about $0.27 an hour for the run"));
 	/* the default fstests (a URL) and no earlier run: how long is not known */
@@ -110,13 +112,13 @@ test_plan(void **state)
 	/* with the tree, its tests' estimate (from their groups here) */
 	free(p.fstests_src);
 	p.fstests_src = mini;
-	assert_int_equal(plan_check(&p, &prof), ERR_INVALID);
+	assert_int_equal(plan_check_cost(&p, &prof), ERR_INVALID);
 	assert_non_null(strstr(error_msg(), "; it is expected to take "));
 	assert_non_null(strstr(error_msg(), " in all; "));
 	assert_non_null(strstr(error_msg(), "the duration is estimated from test groups"));
 	error_clear();
 	plan_set_backend_opt(&p, "cost", "ok");
-	assert_int_equal(plan_check(&p, &prof), OK);
+	assert_int_equal(plan_check_cost(&p, &prof), OK);
 	plan_release(&p);
 	profiles_release(&prof);
 	free(dir);
