@@ -21,6 +21,8 @@ ui_keys Enter
 check_screen "filesystem step" "step 3 of 6"
 ui_keys Enter
 check_screen "backend step" "step 4 of 6"
+# Enter goes on once qemu is checked (with KVM or without)
+check_screen "qemu checked" "ready: " 60
 ui_keys Enter
 check_screen "tests step" "step 5 of 6"
 ui_keys f C-u "$MINI" Enter
