@@ -497,11 +497,10 @@ instance_path(const struct gce_session_priv *s, struct gce_api *a, const char *t
 			 s->name, tail ? tail : "");
 }
 
-/* Delete the instance (its disks go with it); wait for it when wait. */
+/* DELETE path, waited for when wait; one gone already (404) is gone too. */
 static enum status
-delete_instance(const struct gce_session_priv *s, struct gce_api *a, bool wait)
+delete_resource(struct gce_api *a, const char *path, bool wait)
 {
-	char *path = instance_path(s, a, NULL);
 	json_t *op = NULL;
 	enum status rc = gce_compute(a, "DELETE", path, NULL, &op);
 
@@ -510,6 +509,16 @@ delete_instance(const struct gce_session_priv *s, struct gce_api *a, bool wait)
 	else if (rc == OK && wait)
 		rc = gce_wait_op(a, op, 600);
 	json_decref(op);
+	return rc;
+}
+
+/* Delete the instance (its disks go with it); wait for it when wait. */
+static enum status
+delete_instance(const struct gce_session_priv *s, struct gce_api *a, bool wait)
+{
+	char *path = instance_path(s, a, NULL);
+	enum status rc = delete_resource(a, path, wait);
+
 	free(path);
 	return rc;
 }
@@ -1436,21 +1445,6 @@ instance_owner(json_t *it, const char *zone, const struct strvec *held)
 	return NULL;
 }
 
-/* DELETE path, waited for; one gone already (404) is gone too. */
-static enum status
-delete_waited(struct gce_api *a, const char *path)
-{
-	json_t *op = NULL;
-	enum status rc = gce_compute(a, "DELETE", path, NULL, &op);
-
-	if (rc == OK)
-		rc = gce_wait_op(a, op, 600);
-	else if (gce_api_last_http(a) == 404)
-		rc = OK, error_clear();
-	json_decref(op);
-	return rc;
-}
-
 /* The images made on this host (CACHE/gce/fswb-*.tar.gz), removed. */
 static void
 remove_tarballs(void)
@@ -1515,7 +1509,7 @@ gce_forget(const struct plan *plan, char **said)
 		}
 		path = xasprintf("projects/%s/zones/%s/instances/%s", gce_api_project(a),
 				 gce_api_zone(a), name);
-		rc = delete_waited(a, path);
+		rc = delete_resource(a, path, true);
 		if (rc == OK)
 			strvec_pushf(&gone, "the instance %s", name);
 		free(path);
@@ -1532,7 +1526,7 @@ gce_forget(const struct plan *plan, char **said)
 			if (rc != OK)
 				break;
 			path = xasprintf("projects/%s/global/images/%s", gce_api_project(a), name);
-			rc = delete_waited(a, path);
+			rc = delete_resource(a, path, true);
 			if (rc == OK)
 				images++;
 			free(path);
