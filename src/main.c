@@ -97,6 +97,10 @@ static const char usage_text[] =
 	"                            why); else check -n in a guest\n"
 	"      --shell               (run) then a shell in the last guest; 'exit' or Ctrl-] ends "
 	"it\n"
+	"      --detach              (run; gce) start the instances, give each its whole\n"
+	"                            share of the tests and return; they run on without\n"
+	"                            fswb and delete themselves; `fswb results fetch RUN`\n"
+	"                            follows them and collects the results\n"
 	"      --stop-on-crash       a crashed or hung guest ends its configuration (default:\n"
 	"                            a new guest runs the remaining tests)\n"
 	"      --max-results SIZE    the most a configuration's results may take, as the\n"
@@ -167,6 +171,7 @@ enum {
 	OPT_TEST_TIMEOUT,
 	OPT_MAX_RESULTS,
 	OPT_STOP_ON_CRASH,
+	OPT_DETACH,
 	OPT_SHELL,
 	OPT_PLAN,
 	OPT_DUMP,
@@ -201,6 +206,7 @@ static const struct option plan_options[] = {
 	{ "test-timeout", required_argument, NULL, OPT_TEST_TIMEOUT },
 	{ "max-results", required_argument, NULL, OPT_MAX_RESULTS },
 	{ "stop-on-crash", no_argument, NULL, OPT_STOP_ON_CRASH },
+	{ "detach", no_argument, NULL, OPT_DETACH },
 	{ "shell", no_argument, NULL, OPT_SHELL },
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "plan", required_argument, NULL, OPT_PLAN },
@@ -388,6 +394,9 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 			break;
 		case OPT_STOP_ON_CRASH:
 			plan->stop_on_crash = true;
+			break;
+		case OPT_DETACH:
+			plan->detach = true;
 			break;
 		case OPT_MAX_RESULTS:
 			if (parse_size(optarg, &plan->max_results) != OK || !plan->max_results)

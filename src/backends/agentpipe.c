@@ -141,6 +141,16 @@ flush_outq(struct agent_pipe *p)
 		strbuf_drop_front(&p->outq, (size_t)n);
 	}
 	loop_mod_fd(p->loop, p->in, p->outq.len ? POLLOUT : 0);
+	if (!p->outq.len && p->close_in)
+		shutdown(p->in, SHUT_WR);
+}
+
+void
+agent_pipe_close_input(struct agent_pipe *p)
+{
+	p->close_in = true;
+	if (p->in >= 0)
+		flush_outq(p);
 }
 
 static void

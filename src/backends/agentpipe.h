@@ -37,6 +37,7 @@ struct agent_pipe {
 	struct strbuf errline; /* the last complete line on stderr, and the one being read */
 	char *last_err;
 	bool cancelled, notified, out_open, err_open, con_open;
+	bool close_in; /* the child's stdin ends once the queue is sent */
 	uint64_t kill_timer;
 	char *why_exit;
 	/*
@@ -62,6 +63,8 @@ enum status agent_pipe_start(struct agent_pipe *p, struct spawn_opts *o, struct 
 			     int con_fd);
 enum status agent_pipe_send(struct agent_pipe *p, const void *buf, size_t len);
 void agent_pipe_cancel(struct agent_pipe *p);
+/* Once what is queued is sent, the child's stdin ends (it reads EOF). */
+void agent_pipe_close_input(struct agent_pipe *p);
 void agent_pipe_release(struct agent_pipe *p);
 
 /*

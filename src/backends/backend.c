@@ -188,6 +188,26 @@ lease_add_item(struct lease *l, const char *what)
 }
 
 enum status
+lease_drop_item(struct lease *l, const char *what)
+{
+	char *line;
+
+	if (!l || !l->path)
+		return OK;
+	line = xasprintf("item %s", what);
+	for (size_t i = 0; i < l->items.n; i++)
+		if (!strcmp(l->items.v[i], line)) {
+			free(l->items.v[i]);
+			memmove(&l->items.v[i], &l->items.v[i + 1],
+				(l->items.n - i) * sizeof(*l->items.v));
+			l->items.n--;
+			break;
+		}
+	free(line);
+	return lease_write(l);
+}
+
+enum status
 lease_add_path(struct lease *l, const char *path)
 {
 	if (!lease_path_ok(path))
@@ -590,6 +610,14 @@ enum status
 session_send(struct session *s, const void *buf, size_t len)
 {
 	return s->ops->send(s->priv, buf, len);
+}
+
+char *
+session_detach(struct session *s)
+{
+	if (!s->ops->detach)
+		BUG("session_detach on '%s'", s->ops->name);
+	return s->ops->detach(s->priv, s->lease);
 }
 
 void

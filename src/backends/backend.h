@@ -61,7 +61,15 @@
  * devices otherwise); a BACKEND_COSTS backend takes the option cost=ok, the
  * user's acceptance of its cost line, without which plan_check refuses the
  * plan and shows the line (for the run's expected duration); when the run
- * starts, the line is shown again as a warning.
+ * starts, the line is shown again as a warning. A BACKEND_DETACHES
+ * backend's machine can run its job to the end without fswb (fswb run
+ * --detach): once the engine has sent it the whole job and POWEROFF, it
+ * calls session_detach(), which gives a token naming the machine; the
+ * machine then keeps its output, sends its results where the backend reads
+ * them later, and ends itself. A session started with spec->follow set to
+ * that token (fswb results fetch) creates nothing: it passes on what the
+ * machine sent from its start, as if it were live, and drops what the
+ * engine sends it.
  */
 #ifndef FSWB_BACKENDS_BACKEND_H
 #define FSWB_BACKENDS_BACKEND_H
@@ -84,6 +92,7 @@ enum backend_cap {
 	BACKEND_SHELL = 1u << 3,	/* a shell in the test machine */
 	BACKEND_COSTS = 1u << 4,	/* costs money while it runs (cloud) */
 	BACKEND_WIPES = 1u << 5,	/* destroys data on the test machine (a device) */
+	BACKEND_DETACHES = 1u << 6,	/* its machines can run on without fswb (a cloud) */
 };
 
 /* The answer of a probe, in words a newcomer can act on. */
@@ -204,6 +213,13 @@ struct session_spec {
 	unsigned cpus;
 	uint64_t mem;		    /* bytes */
 	const char *const *options; /* "key=value", checked by backend_check_options; may be NULL */
+	/*
+	 * BACKEND_DETACHES: > 0 when the engine may detach the session: the
+	 * machine, left alone, ends itself after this many seconds at most
+	 */
+	unsigned detach;
+	/* BACKEND_DETACHES: follow the detached machine this token names (detach) */
+	const char *follow;
 };
 
 /* The value of option key in spec->options, or NULL. */
@@ -389,6 +405,16 @@ struct backend_ops {
 	 * else 1); seconds: how long the run is expected to take (0: not known).
 	 */
 	char *(*cost)(const struct plan *plan, unsigned machines, double seconds);
+
+	/*
+	 * Required with BACKEND_DETACHES. Everything the machine needs was sent
+	 * (the job, then POWEROFF; spec->detach was set): pass it on, then let
+	 * the machine run on alone. Returns the token that names it for
+	 * spec->follow (free() it), or NULL with an error. on_exit follows with
+	 * OK once the machine has all it was sent; release then leaves it
+	 * running, and the lease no longer holds it.
+	 */
+	char *(*detach)(void *priv, struct lease *lease);
 };
 
 /* Process-wide init and cleanup of every backend (main, once each). */
@@ -441,6 +467,8 @@ unsigned session_silence_limit(struct session *s);
 const char *session_notice(struct session *s);
 /* The machine is emulated or otherwise slow: the engine stretches its test limits. */
 bool session_slow(struct session *s);
+/* BACKEND_DETACHES: let the machine run on alone (ops->detach); its token, or NULL. */
+char *session_detach(struct session *s);
 void session_release(struct session *s);
 
 /*
@@ -452,6 +480,8 @@ enum status lease_add_pid(struct lease *l, pid_t pid);
 enum status lease_add_path(struct lease *l, const char *path);
 /* Something only the backend knows how to remove (a libvirt domain): one line, its reap's. */
 enum status lease_add_item(struct lease *l, const char *what);
+/* The lease no longer holds the item (a machine detached to run on alone). */
+enum status lease_drop_item(struct lease *l, const char *what);
 
 /*
  * Leases of fswb processes that are gone: remove what they hold (SIGKILL to

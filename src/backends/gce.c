@@ -22,6 +22,15 @@
  *     ordinary RESULT frame (unpacked under the usual rules);
  *   - the end: the instance powers off after the agent; the worker deletes
  *     it and the session's objects.
+ *
+ * Detached (fswb run --detach): the instance gets the metadata fswb-detach
+ * (its time limit) and fswb-compute, and the compute scope. fswb-init then
+ * also keeps the agent's output as PREFIX/out in the bucket, and deletes
+ * its own instance at the end (or at the limit). Once the engine sent the
+ * job and POWEROFF, detach() lets the worker pass them on and end without
+ * deleting anything. A session that follows the instance (spec->follow,
+ * fswb results fetch) reads PREFIX/out instead of serial port 2, and the
+ * kernel log from port 1 while the instance exists.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -210,7 +219,9 @@ struct gce_session_priv {
 	struct strvec roles, disks;
 	uint64_t *sizes;
 	unsigned boot, silence, poll_ms;
-	bool spot; /* a spot instance: cheaper, and Compute Engine may take it away */
+	bool spot;	 /* a spot instance: cheaper, and Compute Engine may take it away */
+	unsigned detach; /* > 0: the instance may be left to run alone, this many seconds */
+	bool follow;	 /* following a detached instance (spec->follow) */
 	char *notice;
 	char *lease_item;
 };
@@ -378,6 +389,17 @@ out:
 	return rc;
 }
 
+/* The compute API's base as the instance reaches it (tests: their endpoint's). */
+static const char *
+instance_compute_url(void)
+{
+	const char *v = getenv("FSWB_GCE_INSTANCE_COMPUTE_URL");
+
+	if (!v || !*v)
+		v = getenv("FSWB_GCE_COMPUTE_URL");
+	return v && *v ? v : "https://compute.googleapis.com/compute/v1";
+}
+
 /* The storage API's base as the instance reaches it (tests: their endpoint's). */
 static const char *
 instance_storage_url(void)
@@ -472,6 +494,23 @@ insert_instance(struct gce_session_priv *s, struct gce_api *a, const char *image
 			 "fswb-in", "value", "0", "labels", "fswb", "1", "fswb-host", host_label(),
 			 "serviceAccounts", "email", "default", "scopes",
 			 "https://www.googleapis.com/auth/devstorage.read_write");
+	if (s->detach) {
+		/* left alone, it keeps its output in the bucket and deletes itself */
+		json_t *items = json_object_get(json_object_get(body, "metadata"), "items");
+		char limit[32];
+
+		snprintf(limit, sizeof(limit), "%u", s->detach);
+		json_array_append_new(
+			items, json_pack("{s:s, s:s}", "key", "fswb-detach", "value", limit));
+		json_array_append_new(items, json_pack("{s:s, s:s}", "key", "fswb-compute", "value",
+						       instance_compute_url()));
+		json_array_append_new(
+			json_object_get(json_array_get(json_object_get(body, "serviceAccounts"), 0),
+					"scopes"),
+			json_string("https://www.googleapis.com/auth/compute"));
+		json_object_set_new(json_object_get(body, "labels"), "fswb-detach",
+				    json_string("yes"));
+	}
 	if (s->spot)
 		/* preempted: deleted, so nothing is left to pay for even without fswb */
 		json_object_set_new(body, "scheduling",
@@ -755,6 +794,28 @@ ctl_line(struct gce_session_priv *s, struct gce_api *a, struct ctl_reader *r, ch
 	}
 }
 
+/* Text of the agent's output stream (serial port 2, or PREFIX/out), line by line. */
+static void
+ctl_text(struct gce_session_priv *s, struct gce_api *a, struct ctl_reader *r, const char *p,
+	 size_t len)
+{
+	const char *end = p + len;
+
+	while (p < end && !r->broken) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+
+		strbuf_add(&r->line, p, n);
+		p += n;
+		if (nl) {
+			ctl_line(s, a, r, r->line.buf, 1);
+			strbuf_reset(&r->line);
+		} else if (r->line.len > CTL_LINE_MAX) {
+			ctl_break(r, "%s", "a line of the agent's output is too long");
+		}
+	}
+}
+
 /* getSerialPortOutput of port from r->next[port]; what came, to fd (port 1) or decoded. */
 static enum status
 poll_port(struct gce_session_priv *s, struct gce_api *a, struct ctl_reader *r, int port, int fd)
@@ -799,19 +860,7 @@ poll_port(struct gce_session_priv *s, struct gce_api *a, struct ctl_reader *r, i
 		if (fd >= 0)
 			agent_write_all(fd, contents, strlen(contents));
 	} else {
-		for (const char *p = contents; *p && !r->broken;) {
-			const char *nl = strchr(p, '\n');
-			size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
-
-			strbuf_add(&r->line, p, n);
-			p += n;
-			if (nl) {
-				ctl_line(s, a, r, r->line.buf, 1);
-				strbuf_reset(&r->line);
-			} else if (r->line.len > CTL_LINE_MAX) {
-				ctl_break(r, "%s", "a line on serial port 2 is too long");
-			}
-		}
+		ctl_text(s, a, r, contents, strlen(contents));
 	}
 	json_decref(out);
 	return OK;
@@ -968,7 +1017,7 @@ worker(void *arg)
 	char *image = NULL;
 	enum status rc;
 	unsigned inputs = 0, polls = 0;
-	bool in_open = true, inserted = false;
+	bool in_open = true, inserted = false, detached = false;
 	int code = WK_OK, con = agent_kept_worker(&s->kept);
 
 	if (open_api(s->key_file, s->project, s->zone, &a) != OK ||
@@ -1025,6 +1074,12 @@ worker(void *arg)
 			inputs++;
 			strbuf_reset(&in);
 		}
+		if (!in_open && marked(s, "detached")) {
+			/* it has everything: it runs on alone */
+			agent_worker_note("the instance %s runs on without fswb", s->name);
+			detached = true;
+			break;
+		}
 		/* Compute Engine counts reads against a quota: the kernel log every other time */
 		if ((rc = poll_port(s, a, &r, 2, -1)) != OK ||
 		    ((polls & 1) == 0 && (rc = poll_port(s, a, &r, 1, con)) != OK)) {
@@ -1066,7 +1121,7 @@ worker(void *arg)
 	if (agent_worker_stop)
 		code = WK_STOPPED;
 out:
-	if (inserted || marked(s, "inserting")) {
+	if (!detached && (inserted || marked(s, "inserting"))) {
 		if (inserted && code != WK_STOPPED)
 			agent_worker_note("deleting the instance %s", s->name);
 		if (a && delete_instance(s, a, code != WK_STOPPED) == OK)
@@ -1074,13 +1129,148 @@ out:
 		else
 			error_clear();
 	}
-	if (a && code != WK_STOPPED)
+	if (a && code != WK_STOPPED && !detached)
 		remove_objects(s, a, inputs);
 	gce_api_close(a);
 	strbuf_release(&r.line);
 	strbuf_release(&r.head);
 	strbuf_release(&in);
 	free(image);
+	return code;
+}
+
+/* The detached instance's objects once its output was read: its input and PREFIX/out. */
+static void
+remove_followed(struct gce_session_priv *s, struct gce_api *a)
+{
+	char *out = xasprintf("%s/out", s->prefix);
+
+	for (unsigned k = 0; k < 10000; k++) {
+		char *object = xasprintf("%s/in-%u", s->prefix, k);
+		enum status rc = gce_delete_object(a, s->bucket, object);
+
+		free(object);
+		error_clear();
+		if (rc != OK)
+			break;
+	}
+	if (gce_delete_object(a, s->bucket, out) != OK)
+		error_clear();
+	free(out);
+}
+
+/* PREFIX/out, what the detached instance has uploaded so far; *len 0 when none yet. */
+static enum status
+read_out(struct gce_session_priv *s, struct gce_api *a, char **data, size_t *len)
+{
+	char *object = xasprintf("%s/out", s->prefix), *tmp = mark_path(s, "out");
+	enum status rc = gce_download_file(a, s->bucket, object, tmp, RESULT_MAX);
+
+	*data = NULL;
+	*len = 0;
+	if (rc != OK && gce_api_last_http(a) == 404)
+		rc = OK, error_clear();
+	else if (rc == OK)
+		rc = read_file(tmp, RESULT_MAX, data, len);
+	unlink(tmp);
+	free(tmp);
+	free(object);
+	return rc;
+}
+
+/*
+ * Following a detached instance: the agent's output from PREFIX/out as it
+ * grows, as if from serial port 2; input is dropped. It ends with the
+ * output's end, or when the instance is gone without it.
+ */
+static int
+follow_worker(void *arg)
+{
+	struct gce_session_priv *s = arg;
+	struct gce_api *a = NULL;
+	struct ctl_reader r = { .line = STRBUF_INIT, .head = STRBUF_INIT };
+	size_t done = 0;
+	bool in_open = true, kernel_log = true, last = false;
+	int code = WK_OK, con = agent_kept_worker(&s->kept);
+
+	if (open_api(s->key_file, s->project, s->zone, &a) != OK ||
+	    gce_bucket_check(a, s->bucket) != OK) {
+		agent_worker_say("%s", error_msg());
+		code = WK_FAIL;
+		goto out;
+	}
+	agent_worker_note("following the instance %s (its output in gs://%s/%s/out)", s->name,
+			  s->bucket, s->prefix);
+	while (!agent_worker_stop) {
+		struct pollfd p = { in_open ? 0 : -1, POLLIN, 0 };
+		char *data = NULL, *st;
+		size_t len = 0;
+
+		/* its output comes in steps (fswb-init uploads it every few seconds) */
+		if (poll(&p, 1, 5 * (int)s->poll_ms) > 0 &&
+		    (p.revents & (POLLIN | POLLHUP | POLLERR))) {
+			char buf[65536];
+
+			if (read(0, buf, sizeof(buf)) <= 0)
+				in_open =
+					false; /* the engine's words went to the instance long ago */
+		}
+		if (agent_worker_stop)
+			break;
+		/* the status first: a gone instance uploaded its output before it went */
+		st = instance_status(s, a);
+		if (!st) {
+			agent_worker_say("cannot read the state of %s: %s", s->name, error_msg());
+			code = WK_FAIL;
+			break;
+		}
+		last = !strcmp(st, "GONE") || !strcmp(st, "TERMINATED");
+		if (read_out(s, a, &data, &len) != OK) {
+			agent_worker_say("cannot read the output of %s: %s", s->name, error_msg());
+			free(st);
+			code = WK_FAIL;
+			break;
+		}
+		if (len < done) {
+			agent_worker_say("the output of %s (gs://%s/%s/out) shrank: it is not the "
+					 "instance's",
+					 s->name, s->bucket, s->prefix);
+			free(data);
+			free(st);
+			code = WK_FAIL;
+			break;
+		}
+		ctl_text(s, a, &r, data + done, len - done);
+		done = len;
+		free(data);
+		if (!last && kernel_log && poll_port(s, a, &r, 1, con) != OK) {
+			error_clear();
+			kernel_log = false;
+		}
+		if (r.broken) {
+			free(st);
+			code = WK_FAIL;
+			break;
+		}
+		if (r.ended || last) {
+			if (!r.ended)
+				code = stopped_early(s, a, st);
+			/* it is deleting itself, or it could not: it costs money still */
+			if (strcmp(st, "GONE") && delete_instance(s, a, false) != OK)
+				error_clear();
+			free(st);
+			break;
+		}
+		free(st);
+	}
+	if (agent_worker_stop)
+		code = WK_STOPPED;
+	else if (code != WK_FAIL)
+		remove_followed(s, a);
+out:
+	gce_api_close(a);
+	strbuf_release(&r.line);
+	strbuf_release(&r.head);
 	return code;
 }
 
@@ -1125,7 +1315,7 @@ gce_release(void *priv)
 
 	agent_kept_release(&s->kept);
 	/* a worker killed before it deleted its instance: delete it now */
-	if (s->workdir && marked(s, "inserting") && !marked(s, "deleted"))
+	if (s->workdir && marked(s, "inserting") && !marked(s, "deleted") && !marked(s, "detached"))
 		gce_reap(s->lease_item);
 	if (s->workdir && remove_tree(s->workdir) != OK)
 		error_clear();
@@ -1162,9 +1352,11 @@ gce_start(struct loop *loop, void *run, const struct session_spec *spec,
 	agent_kept_init(&s->kept, loop, run, spec->slot, cb, data);
 	s->kept.pipe.preempted_exit = WK_PREEMPTED;
 	s->spot = (v = session_spec_opt(spec, "spot")) && !strcmp(v, "yes");
+	s->detach = spec->detach;
+	s->follow = spec->follow != NULL;
 	strvec_init(&s->roles);
 	strvec_init(&s->disks);
-	if (!spec->appliance || !spec->kernel)
+	if (!s->follow && (!spec->appliance || !spec->kernel))
 		BUG("a gce session without the appliance or a kernel");
 	s->boot = session_spec_seconds(spec, "boot", BOOT_DEFAULT);
 	s->silence = session_spec_seconds(spec, "silence", SILENCE_DEFAULT);
@@ -1195,11 +1387,20 @@ gce_start(struct loop *loop, void *run, const struct session_spec *spec,
 	if (!s->zone || !s->bucket)
 		BUG("a gce session without a zone or bucket (check_plan)");
 	s->machine = xstrdup((v = session_spec_opt(spec, "machine-type")) ? v : MACHINE_DEFAULT);
-	s->appliance = xstrdup(spec->appliance);
-	s->kernel = xstrdup(spec->kernel);
-	s->initrd = spec->initrd ? xstrdup(spec->initrd) : NULL;
-	s->cmdline = spec->cmdline ? xstrdup(spec->cmdline) : NULL;
-	{
+	if (s->follow) {
+		if (strncmp(spec->follow, "fswb-", 5) || !name_chars(spec->follow, "-", 63)) {
+			rc = error(ERR_INVALID, "'%.80s' names no instance of fswb's",
+				   spec->follow);
+			goto fail;
+		}
+		s->name = xstrdup(spec->follow);
+	} else {
+		s->appliance = xstrdup(spec->appliance);
+		s->kernel = xstrdup(spec->kernel);
+		s->initrd = spec->initrd ? xstrdup(spec->initrd) : NULL;
+		s->cmdline = spec->cmdline ? xstrdup(spec->cmdline) : NULL;
+	}
+	if (s->appliance) {
 		/* the appliance's cache directory is named by its key */
 		char *dir = xstrdup(spec->appliance), *slash = strrchr(dir, '/');
 
@@ -1214,7 +1415,7 @@ gce_start(struct loop *loop, void *run, const struct session_spec *spec,
 	if (rc != OK)
 		goto fail;
 	s->workdir = xstrdup(spec->workdir);
-	{
+	if (!s->name) {
 		static unsigned n;
 		unsigned long long id =
 			((unsigned long long)getpid() << 20) ^ (unsigned long long)time(NULL);
@@ -1244,22 +1445,40 @@ gce_start(struct loop *loop, void *run, const struct session_spec *spec,
 			   s->key_file);
 		goto fail;
 	}
-	if (lease) {
+	/* a followed instance ends itself: a killed fswb leaves it to do so */
+	if (lease && !s->follow) {
 		rc = lease_add_item(lease, s->lease_item);
 		if (rc != OK)
 			goto fail;
 	}
-	rc = agent_kept_start(&s->kept, worker, s, "fswb gce", lease);
+	rc = agent_kept_start(&s->kept, s->follow ? follow_worker : worker, s, "fswb gce", lease);
 	if (rc != OK)
 		goto fail;
-	s->notice = xasprintf("the test machine is the Compute Engine instance %s (%s, %s): it "
-			      "costs money while it runs",
-			      s->name, s->machine, s->zone);
+	s->notice = s->follow ? xasprintf("following the detached Compute Engine instance %s "
+					  "(%s): it deletes itself when it is done",
+					  s->name, s->zone)
+			      : xasprintf("the test machine is the Compute Engine instance %s (%s, "
+					  "%s): it costs money while it runs",
+					  s->name, s->machine, s->zone);
 	*priv = s;
 	return OK;
 fail:
 	gce_release(s);
 	return rc;
+}
+
+static char *
+gce_detach(void *priv, struct lease *lease)
+{
+	struct gce_session_priv *s = priv;
+
+	if (!s->detach || s->follow)
+		BUG("gce_detach of a session that cannot detach");
+	mark(s, "detached");
+	if (lease_drop_item(lease, s->lease_item) != OK)
+		error_clear(); /* a killed fswb's next start would delete it: said by the lease */
+	agent_pipe_close_input(&s->kept.pipe);
+	return xstrdup(s->name);
 }
 
 static char *
@@ -1333,7 +1552,8 @@ gce_cost(const struct plan *plan, unsigned machines, double seconds)
 			strbuf_addf(&sb, ", expected to take %s",
 				    format_duration(seconds, took, sizeof(took)));
 	}
-	strbuf_adds(&sb, "; they are deleted at its end");
+	strbuf_adds(&sb, plan->detach ? "; they delete themselves when they are done"
+				      : "; they are deleted at its end");
 	return strbuf_detach(&sb);
 }
 
@@ -1406,6 +1626,16 @@ list_labelled(struct gce_api *a, bool images, json_t **items)
 	return rc;
 }
 
+/* The instance runs a detached run (fswb run --detach): it deletes itself. */
+static bool
+detached_label(json_t *it)
+{
+	const char *v =
+		json_string_value(json_object_get(json_object_get(it, "labels"), "fswb-detach"));
+
+	return v && !strcmp(v, "yes");
+}
+
 /* fswb's instances in the zone: "NAME (STATUS)" into out. */
 static enum status
 list_instances(struct gce_api *a, struct strvec *out)
@@ -1418,8 +1648,9 @@ list_instances(struct gce_api *a, struct strvec *out)
 	{
 		const char *st = json_string_value(json_object_get(it, "status"));
 
-		strvec_pushf(out, "%s (%s)", json_string_value(json_object_get(it, "name")),
-			     st ? st : "?");
+		strvec_pushf(out, "%s (%s%s)", json_string_value(json_object_get(it, "name")),
+			     st ? st : "?",
+			     detached_label(it) ? ", a detached run's: it ends itself" : "");
 	}
 	json_decref(items);
 	return rc;
@@ -1442,6 +1673,10 @@ instance_owner(json_t *it, const char *zone, const struct strvec *held)
 	}
 	if (!host || strcmp(host, host_label()))
 		return "another host's fswb's: delete it there, or in the Cloud console";
+	if (detached_label(it) &&
+	    strcmp(json_string_value(json_object_get(it, "status")) ?: "", "TERMINATED"))
+		return "a detached run's: it deletes itself when it is done; fswb results fetch "
+		       "collects its results";
 	return NULL;
 }
 
@@ -1708,7 +1943,8 @@ static const struct backend_program gce_programs[] = {
 const struct backend_ops gce_backend = {
 	.name = "gce",
 	.description = "Google Compute Engine instances over REST: your kernel, many at once",
-	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL | BACKEND_COSTS,
+	.caps = BACKEND_BOOTS_KERNEL | BACKEND_APPLIANCE | BACKEND_PARALLEL | BACKEND_COSTS |
+		BACKEND_DETACHES,
 	.options = gce_options,
 	.init = gce_init,
 	.cleanup = gce_cleanup,
@@ -1727,4 +1963,5 @@ const struct backend_ops gce_backend = {
 	.reap = gce_reap,
 	.check_plan = gce_check_plan,
 	.cost = gce_cost,
+	.detach = gce_detach,
 };

@@ -47,6 +47,8 @@ enum fail_on {
  */
 int run_headless(const struct plan *plan, const struct profiles *profiles, bool json,
 		 enum fail_on fail_on);
+/* fswb results fetch RUN: follow a detached run (engine_follow) as run_headless runs one. */
+int cmd_results_fetch(int argc, char **argv);
 /*
  * After a run: its regressions against the matching baselines, printed
  * (unless json), set in its run.json ("baseline"), and the exit status

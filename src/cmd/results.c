@@ -31,6 +31,8 @@ static const char results_usage[] =
 	"       fswb results flaky [RUN]           tests that passed and failed lately\n"
 	"       fswb results report RUN [TEST]     a failure report for a mailing list\n"
 	"       fswb results html RUN -o FILE      the run as one HTML page\n"
+	"       fswb results fetch RUN [--json]    follow a run of fswb run --detach to its\n"
+	"                                          end and collect its results\n"
 	"RUN is a run's id, last, or last~N (the Nth before the last).\n";
 
 static const struct {
@@ -40,6 +42,7 @@ static const struct {
 	{ "import", cmd_results_import },     { "compare", cmd_results_compare },
 	{ "baseline", cmd_results_baseline }, { "flaky", cmd_results_flaky },
 	{ "report", cmd_results_report },     { "html", cmd_results_html },
+	{ "fetch", cmd_results_fetch },
 };
 
 static const char *
@@ -303,6 +306,9 @@ list_runs(bool json)
 				json_integer(ok ? k->failed + k->crashed + k->hung : 0));
 			json_object_set_new(o, "notrun", json_integer(ok ? k->notrun : 0));
 			json_array_append_new(list, o);
+		} else if (kind && !strcmp(kind, "detached")) {
+			term_fprintf(stdout, "%-20s %-14s %-24s fswb results fetch %s\n", ids.v[i],
+				     kind, "-", ids.v[i]);
 		} else if (!ok) {
 			term_fprintf(stdout, "%-20s %-14s %-24s %s\n", ids.v[i], "no results", "-",
 				     "stopped before its first test");
@@ -363,8 +369,14 @@ show_run(const char *spec, bool json)
 	} else {
 		const char *kind = history_run_kind(dir);
 
-		term_fprintf(stdout, "Run %s%s%s%s\n", id, kind ? " (" : "", kind ? kind : "",
-			     kind ? ": no test ran)" : "");
+		if (kind && !strcmp(kind, "detached"))
+			term_fprintf(stdout,
+				     "Run %s (detached: its machines run it without fswb; `fswb "
+				     "results fetch %s` follows it and collects its results)\n",
+				     id, id);
+		else
+			term_fprintf(stdout, "Run %s%s%s%s\n", id, kind ? " (" : "",
+				     kind ? kind : "", kind ? ": no test ran)" : "");
 		print_run_dir_summary(dir);
 	}
 	free(path);

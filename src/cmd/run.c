@@ -8,14 +8,20 @@
  * terminal the line of what runs names every guest's test.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/paths.h"
+#include "core/profile.h"
+#include "fstests/history.h"
 #include "run/engine.h"
 #include "run/shell.h"
 #include "core/event_json.h"
@@ -268,15 +274,15 @@ on_control(void *data, const struct event *ev)
 {
 	struct control *c = data;
 
-	if (ev->type == EV_RUN_END)
+	if (ev->type == EV_RUN_END || engine_done(c->e)) /* done: or detached */
 		loop_quit(c->loop, 0);
 	else if (ev->type == EV_STAGE_BEGIN && !strcmp(ev->u.stage.stage, "shell"))
 		loop_add_timer(c->loop, 0, false, start_shell, c);
 }
 
-int
-run_headless(const struct plan *plan, const struct profiles *profiles, bool json,
-	     enum fail_on fail_on)
+static int
+run_or_follow(const struct plan *plan, const struct profiles *profiles, bool json,
+	      enum fail_on fail_on, const char *follow)
 {
 	struct printer p = { .json = json,
 			     .tty = !json && isatty(STDOUT_FILENO),
@@ -292,8 +298,8 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 	event_bus_add(&bus, (struct listener){ on_control, &c });
 	engine_new(plan, profiles, loop, &bus, &e);
 	c.e = e;
-	if (engine_start(e) != OK) {
-		code = cmd_fail("run");
+	if ((follow ? engine_follow(e, follow) : engine_start(e)) != OK) {
+		code = cmd_fail(follow ? "results fetch" : "run");
 		goto out;
 	}
 	p.run_dir = engine_run_dir(e);
@@ -304,6 +310,8 @@ run_headless(const struct plan *plan, const struct profiles *profiles, bool json
 		loop_run(loop);
 	shell_relay_free(c.relay);
 	code = engine_exit_code(e);
+	if (plan->detach && !follow && code == 0)
+		goto out; /* the machines run on: fetch follows them (said) */
 	if (!json) {
 		clear_progress(&p);
 		print_run_dir_summary(p.run_dir);
@@ -330,5 +338,87 @@ out:
 	strvec_clear(&p.errors);
 	for (size_t k = 0; k < ARRAY_SIZE(p.running); k++)
 		free(p.running[k]);
+	return code;
+}
+
+int
+run_headless(const struct plan *plan, const struct profiles *profiles, bool json,
+	     enum fail_on fail_on)
+{
+	return run_or_follow(plan, profiles, json, fail_on, NULL);
+}
+
+static const char fetch_usage[] =
+	"usage: fswb results fetch RUN [--json]\n"
+	"Follow a run that fswb run --detach left running (its machines run their\n"
+	"tests without fswb) as fswb run follows one: the tests' outcomes as they\n"
+	"come, then the results in the run's directory; it ends when every machine\n"
+	"has. Ctrl-C stops following: the machines run on, fetch again later.\n"
+	"RUN is a run's id, last, or last~N.\n";
+
+int
+cmd_results_fetch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct profiles profiles;
+	struct plan plan;
+	char *id = NULL, *dir = NULL, *path, *datadir, *pdir, *lock;
+	bool json = false, locked = false;
+	int c, code, fd;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(fetch_usage, stdout);
+			return 0;
+		default:
+			cmd_bad_option("results fetch", argv[optind - 1], opts);
+		}
+	}
+	if (argc - optind != 1) {
+		fputs(fetch_usage, stderr);
+		return 2;
+	}
+	if (history_resolve(argv[optind], &id) != OK)
+		return cmd_fail("results fetch");
+	dir = history_run_dir(id);
+	path = path_join(dir, "plan.json");
+	plan_init(&plan);
+	datadir = fswb_datadir();
+	pdir = path_join(datadir, "profiles");
+	lock = path_join(dir, ".fetch.lock");
+	fd = open(lock, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (plan_load(path, &plan) != OK || profiles_load(pdir, &profiles) != OK) {
+		code = cmd_fail("results fetch");
+	} else if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
+		error(ERR_BUSY, "another fswb follows the run %s now (%s)", id,
+		      fd < 0 ? strerror(errno) : "it holds its lock");
+		code = cmd_fail("results fetch");
+		profiles_release(&profiles);
+	} else {
+		locked = true;
+		code = run_or_follow(&plan, &profiles, json, FAIL_ON_FAILURES, dir);
+		profiles_release(&profiles);
+	}
+	if (locked)
+		unlink(lock);
+	if (fd >= 0)
+		close(fd);
+	plan_release(&plan);
+	free(lock);
+	free(pdir);
+	free(datadir);
+	free(path);
+	free(dir);
+	free(id);
 	return code;
 }

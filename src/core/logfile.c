@@ -5,15 +5,18 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/paths.h"
 #include "core/util.h"
 
-enum status
-logfile_open(struct logfile *f, const char *dir, const char *name, uint64_t cap, const char *note)
+static enum status
+open_log(struct logfile *f, const char *dir, const char *name, uint64_t cap, const char *note,
+	 bool append)
 {
 	char size[32];
+	struct stat st;
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	memset(f, 0, sizeof(*f));
@@ -23,8 +26,9 @@ logfile_open(struct logfile *f, const char *dir, const char *name, uint64_t cap,
 		       : xasprintf("\n[fswb: %s was cut here: it reached its cap of %s]\n", name,
 				   format_size(cap, size, sizeof(size)));
 	f->fd = dfd < 0 ? -1
-			: openat_beneath(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0644,
-					 false);
+			: openat_beneath(dfd, name,
+					 O_WRONLY | O_CREAT | (append ? 0 : O_EXCL) | O_APPEND,
+					 0644, false);
 	if (f->fd < 0) {
 		int saved = errno;
 
@@ -33,7 +37,21 @@ logfile_open(struct logfile *f, const char *dir, const char *name, uint64_t cap,
 		return error(ERR_IO, "cannot create '%s': %s", f->path, strerror(saved));
 	}
 	close(dfd);
+	if (append && !fstat(f->fd, &st))
+		f->size = (uint64_t)st.st_size;
 	return OK;
+}
+
+enum status
+logfile_open(struct logfile *f, const char *dir, const char *name, uint64_t cap, const char *note)
+{
+	return open_log(f, dir, name, cap, note, false);
+}
+
+enum status
+logfile_append(struct logfile *f, const char *dir, const char *name, uint64_t cap, const char *note)
+{
+	return open_log(f, dir, name, cap, note, true);
 }
 
 enum logfile_result

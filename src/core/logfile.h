@@ -45,6 +45,9 @@ enum logfile_result {
 /* ERR_IO naming the file when it cannot be created (then writes drop). */
 enum status logfile_open(struct logfile *f, const char *dir, const char *name, uint64_t cap,
 			 const char *note);
+/* The same, appending to the file if it exists (a run followed later). */
+enum status logfile_append(struct logfile *f, const char *dir, const char *name, uint64_t cap,
+			   const char *note);
 enum logfile_result logfile_write(struct logfile *f, const void *buf, size_t len);
 void logfile_close(struct logfile *f);
 

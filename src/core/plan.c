@@ -94,6 +94,7 @@ plan_copy(struct plan *dst, const struct plan *src)
 	dst->test_timeout = src->test_timeout;
 	dst->rerun_failures = src->rerun_failures;
 	dst->stop_on_crash = src->stop_on_crash;
+	dst->detach = src->detach;
 	dst->max_results = src->max_results;
 	dst->dry_run = src->dry_run;
 	dst->shell = src->shell;
@@ -276,6 +277,8 @@ plan_to_json(const struct plan *plan)
 		json_object_set_new(root, "dry_run", json_true());
 	if (plan->shell)
 		json_object_set_new(root, "shell", json_true());
+	if (plan->detach)
+		json_object_set_new(root, "detach", json_true());
 	if (plan->mem)
 		json_object_set_new(root, "mem", json_size(plan->mem));
 	else
@@ -448,10 +451,12 @@ out:
 enum status
 plan_from_json(const char *text, const char *source, struct plan *out)
 {
-	static const char *const keys[] = { "version", "kernel",	 "configs",	  "backend",
-					    "tests",   "fstests_src",	 "shards",	  "cpus",
-					    "mem",     "test_timeout",	 "stop_on_crash", "dry_run",
-					    "shell",   "rerun_failures", "max_results" };
+	static const char *const keys[] = {
+		"version", "kernel",	     "configs",	      "backend",
+		"tests",   "fstests_src",    "shards",	      "cpus",
+		"mem",	   "test_timeout",   "stop_on_crash", "dry_run",
+		"shell",   "rerun_failures", "max_results",   "detach"
+	};
 	struct jreader r = { .source = source ? source : "plan" };
 	json_error_t jerr;
 	json_t *root, *obj;
@@ -495,6 +500,7 @@ plan_from_json(const char *text, const char *source, struct plan *out)
 	    (rc = jread_bool(&r, root, "stop_on_crash", &plan.stop_on_crash)) != OK ||
 	    (rc = jread_bool(&r, root, "dry_run", &plan.dry_run)) != OK ||
 	    (rc = jread_bool(&r, root, "shell", &plan.shell)) != OK ||
+	    (rc = jread_bool(&r, root, "detach", &plan.detach)) != OK ||
 	    (rc = read_size(&r, root, "mem", &plan.mem)) != OK ||
 	    (rc = read_size(&r, root, "max_results", &plan.max_results)) != OK)
 		goto out;

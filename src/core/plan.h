@@ -93,6 +93,8 @@ struct plan {
 				  (default: a new guest runs the remaining tests) */
 	uint64_t max_results;	 /* bytes a configuration's results archive may have, and
 				  unpack to; 0: the default (2 GiB) */
+	bool detach;		 /* fswb run --detach: the machines run their tests on without fswb
+			(BACKEND_DETACHES); fswb results fetch collects them */
 };
 
 void plan_init(struct plan *plan);

@@ -91,6 +91,22 @@ history_load(const char *id, struct run_record *out)
 	return rc;
 }
 
+bool
+history_run_finished(const char *dir)
+{
+	char *path = path_join(dir, "run.json");
+	struct run_record rec;
+	bool done = false;
+
+	if (run_record_load(path, &rec) == OK) {
+		done = rec.finished;
+		run_record_release(&rec);
+	}
+	error_clear();
+	free(path);
+	return done;
+}
+
 const char *
 history_run_kind(const char *dir)
 {
@@ -101,6 +117,8 @@ history_run_kind(const char *dir)
 	plan_init(&plan);
 	if (plan_load(path, &plan) == OK && plan.dry_run)
 		kind = plan.shell ? "shell session" : "dry run";
+	else if (plan.detach && !history_run_finished(dir))
+		kind = "detached";
 	plan_release(&plan);
 	error_clear();
 	free(path);

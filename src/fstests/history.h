@@ -35,10 +35,12 @@ enum status history_load(const char *id, struct run_record *out);
 /*
  * What the run directory dir holds when it is not a test run, in words
  * for a list: "shell session" (fswb shell: check -n, then a shell), "dry
- * run" (check -n in a guest); NULL for a test run, or when its plan.json
- * does not read.
+ * run" (check -n in a guest), "detached" (fswb run --detach, its results
+ * not fetched yet); NULL for a test run, or when its plan.json does not read.
  */
 const char *history_run_kind(const char *dir);
+/* The run in dir ended (its run.json says so, RUN_END). */
+bool history_run_finished(const char *dir);
 /* The cause of a run that failed before any test ended (its error), else NULL. */
 const char *history_run_failure(const struct run_record *rec);
 

@@ -25,6 +25,7 @@
 #include "fstests/catalogue.h"
 #include "fstests/check_parser.h"
 #include "fstests/estimate.h"
+#include "fstests/history.h"
 #include "fstests/kmsg.h"
 #include "fstests/localconfig.h"
 #include "fstests/results.h"
@@ -128,6 +129,14 @@ struct shard {
 	int result_fd;
 	char *result_path;
 	bool idle; /* no guest, nothing left to take */
+	/*
+	 * plan.detach: the shard's one guest runs the whole share (its
+	 * configuration w, and these tests when listed), then is detached;
+	 * following it (fswb results fetch), follow names it
+	 */
+	bool has_share, listed_share, guest_started, detached;
+	struct strvec share;
+	char *follow;
 };
 
 struct engine {
@@ -175,6 +184,7 @@ struct engine {
 	struct strbuf shell_out; /* shell output the front end has not read yet */
 
 	bool dry_run_any, dry_run_failed; /* check -n ran, and said which tests would run */
+	bool following;			  /* engine_follow: the guests are detached ones */
 	struct strvec notices;		  /* the sessions' notices said so far */
 	struct strvec stopped;		  /* "CONFIG\tTEST" a stop cut off */
 
@@ -192,6 +202,7 @@ struct engine {
 };
 
 static void shard_go(struct shard *sh);
+static void detach_guest(struct shard *sh);
 static void deferred_shard_done(struct loop *loop, void *data);
 static void finish_run(struct engine *e);
 static void go(struct engine *e);
@@ -969,6 +980,108 @@ take_batch(struct engine *e, struct work *w, struct strvec *out)
 	w->ntodo -= n;
 }
 
+/* plan.detach: the shard's share of its listed configuration, moved from w->todo to its batch. */
+static void
+take_share(struct shard *sh)
+{
+	struct work *w = sh->w;
+	size_t k = 0;
+
+	for (size_t i = 0; i < w->ntodo; i++) {
+		if (strvec_contains(&sh->share, w->todo[i].test)) {
+			strvec_push(&sh->batch, w->todo[i].test);
+			free(w->todo[i].test);
+		} else {
+			w->todo[k++] = w->todo[i];
+		}
+	}
+	w->ntodo = k;
+}
+
+/*
+ * plan.detach: each guest takes its whole share at once, as nothing hands
+ * out batches once it runs alone. Each configuration gets a shard at
+ * least; the rest go where most time is left per shard; a listed
+ * configuration's tests are split longest first onto its least loaded
+ * shard. False (said) when the configurations outnumber the shards.
+ */
+static bool
+detach_shares(struct engine *e)
+{
+	unsigned *count, next = 0, left;
+	char *msg;
+
+	if (e->nworks > e->nshards) {
+		msg = xasprintf("--detach runs each configuration on machines of its own: %zu "
+				"configurations need %zu machines at once, and this run has %u "
+				"(--shards %zu)",
+				e->nworks, e->nworks, e->nshards, e->nworks);
+		fail_event(e, NULL, ERR_INVALID, msg);
+		free(msg);
+		return false;
+	}
+	count = xcalloc(e->nworks + 1, sizeof(*count));
+	for (size_t i = 0; i < e->nworks; i++)
+		count[i] = 1;
+	for (left = e->nshards - (unsigned)e->nworks; left; left--) {
+		size_t best = e->nworks;
+		double most = -1;
+
+		for (size_t i = 0; i < e->nworks; i++) {
+			double per = work_left(&e->works[i]) / count[i];
+
+			if (e->works[i].listed && e->works[i].ntodo > count[i] && per > most) {
+				most = per;
+				best = i;
+			}
+		}
+		if (best == e->nworks)
+			break;
+		count[best]++;
+	}
+	for (size_t i = 0; i < e->nworks; i++) {
+		struct work *w = &e->works[i];
+		double *sums = xcalloc(count[i], sizeof(*sums));
+
+		for (unsigned j = 0; j < count[i]; j++) {
+			e->shards[next + j].w = w;
+			e->shards[next + j].has_share = true;
+			e->shards[next + j].listed_share = w->listed;
+		}
+		for (size_t t = 0; w->listed && t < w->ntodo; t++) {
+			unsigned least = 0;
+
+			for (unsigned j = 1; j < count[i]; j++)
+				if (sums[j] < sums[least])
+					least = j;
+			strvec_push(&e->shards[next + least].share, w->todo[t].test);
+			sums[least] += w->todo[t].secs;
+		}
+		free(sums);
+		next += count[i];
+	}
+	free(count);
+	return true;
+}
+
+/* plan.detach: at most how long the shard's machine may run alone (seconds). */
+static unsigned
+detach_limit(struct shard *sh)
+{
+	struct engine *e = sh->e;
+	double secs = 0;
+
+	if (sh->listed_share)
+		for (size_t i = 0; i < sh->share.n; i++)
+			secs += expect_test(e, sh->w->cfg, sh->share.v[i], NULL);
+	else
+		secs = e->expected_wall;
+	if (secs <= 0)
+		return 24 * 3600;
+	/* three times what it should take, and an hour to boot and send the results */
+	return secs * 3 + 3600 > 7 * 86400 ? 7 * 86400 : (unsigned)(secs * 3) + 3600;
+}
+
 /*
  * Named tests of other filesystems are left out of configuration cfg
  * (plan_check saw that some configuration takes each), with a warning into
@@ -1043,6 +1156,25 @@ unknown:
 	return false;
 }
 
+static void
+alloc_shards(struct engine *e)
+{
+	e->shards = xcalloc(e->nshards, sizeof(*e->shards));
+	for (unsigned i = 0; i < e->nshards; i++) {
+		struct shard *sh = &e->shards[i];
+
+		sh->e = e;
+		sh->no = i + 1;
+		sh->result_fd = -1;
+		sh->console.fd = -1;
+		sh->guest_busy = -1;
+		strvec_init(&sh->batch);
+		strvec_init(&sh->share);
+		line_asm_init(&sh->out_line, CONSOLE_LINE_MAX, false);
+		event_bus_add(&sh->bus, (struct listener){ on_shard_event, sh });
+	}
+}
+
 /*
  * The run's work, one per configuration with tests, and how many guests run
  * at once (run/shards.h; *why says how). Messages for after RUN_BEGIN go to
@@ -1102,19 +1234,7 @@ plan_work(struct engine *e, struct strvec *notes, struct strvec *errors, struct 
 			w->listed = false;
 		}
 	}
-	e->shards = xcalloc(e->nshards, sizeof(*e->shards));
-	for (unsigned i = 0; i < e->nshards; i++) {
-		struct shard *sh = &e->shards[i];
-
-		sh->e = e;
-		sh->no = i + 1;
-		sh->result_fd = -1;
-		sh->console.fd = -1;
-		sh->guest_busy = -1;
-		strvec_init(&sh->batch);
-		line_asm_init(&sh->out_line, CONSOLE_LINE_MAX, false);
-		event_bus_add(&sh->bus, (struct listener){ on_shard_event, sh });
-	}
+	alloc_shards(e);
 }
 
 /* Once the kernel is known: each queue in the order its history for that kernel gives. */
@@ -1489,7 +1609,9 @@ send_job(struct shard *sh)
 	char *kconfig = NULL;
 	enum status rc;
 
-	if (w->listed)
+	if (sh->listed_share)
+		take_share(sh);
+	else if (w->listed)
 		take_batch(e, w, &sh->batch);
 	else
 		w->taken = true;
@@ -1580,6 +1702,8 @@ send_job(struct shard *sh)
 		if (!sh->tests_open)
 			stage(e, sh, EV_STAGE_BEGIN, "tests", w->cfg->name, -1);
 		sh->tests_open = true;
+		if (e->plan.detach && !e->following)
+			detach_guest(sh);
 	} else {
 		char *msg =
 			xasprintf("the job for '%s' cannot be made: %s", w->cfg->name, error_msg());
@@ -1908,6 +2032,48 @@ poweroff(struct shard *sh)
 	strbuf_release(&frame);
 }
 
+/*
+ * plan.detach: the guest has its job; POWEROFF follows it, and the guest is
+ * left to run alone (its machine keeps its output and ends itself).
+ */
+static void
+detach_guest(struct shard *sh)
+{
+	struct engine *e = sh->e;
+	struct strbuf frame = STRBUF_INIT, msg = STRBUF_INIT;
+	char *token;
+
+	agent_frame_poweroff(&frame);
+	send_frame(sh, &frame);
+	strbuf_release(&frame);
+	sh->phase = PH_DONE;
+	sh->got_exit = true; /* nothing more is read from it here */
+	token = session_detach(sh->session);
+	if (!token) {
+		strbuf_addf(&msg, "the guest for '%s' cannot run on alone: %s", sh->w->cfg->name,
+			    error_msg());
+		error_clear();
+		fail_event(e, sh, ERR_CHILD, msg.buf);
+		stage_end(e, sh, "tests", ERR_CHILD, msg.buf);
+		sh->tests_open = false;
+		sh->failed = true;
+		session_cancel(sh->session);
+		strbuf_release(&msg);
+		return;
+	}
+	sh->follow = token;
+	sh->detached = true;
+	if (sh->listed_share)
+		strbuf_addf(&msg, "%zu test%s of '%s'", sh->batch.n, sh->batch.n == 1 ? "" : "s",
+			    sh->w->cfg->name);
+	else
+		strbuf_addf(&msg, "the tests of '%s'", sh->w->cfg->name);
+	strbuf_addf(&msg, " run on %s without fswb", token);
+	stage_end(e, sh, "tests", OK, msg.buf);
+	sh->tests_open = false;
+	strbuf_release(&msg);
+}
+
 /* A shell after the tests: asked for, nothing is left to run, and this is the last guest. */
 static bool
 want_shell(const struct shard *sh)
@@ -2212,7 +2378,7 @@ on_control(void *data, const char *buf, size_t len)
 	struct engine *e = sh->e;
 	struct strbuf msg = STRBUF_INIT;
 
-	if (sh->broke_protocol)
+	if (sh->broke_protocol || sh->detached)
 		return;
 	if (agent_reader_feed(&sh->reader, buf, len, on_agent_msg, sh) == OK)
 		return;
@@ -2253,6 +2419,8 @@ static void start_guest(struct shard *sh, struct work *w);
 static void
 wake_idle(struct engine *e)
 {
+	if (e->plan.detach)
+		return; /* each machine has its share, no more */
 	for (unsigned i = 0; i < e->nshards && !e->interrupted; i++) {
 		struct shard *sh = &e->shards[i];
 		struct work *w;
@@ -2294,6 +2462,16 @@ shard_done(struct shard *sh)
 	}
 	line_asm_reset(&sh->out_line);
 	sh->failed = false;
+	if (sh->detached) /* its machine runs them */
+		strvec_clear(&sh->batch);
+	else if (e->plan.detach && !e->following) {
+		char *msg = xasprintf("the tests of '%s' this guest was to run will not run: it "
+				      "stopped before it was left to run them",
+				      w->cfg->name);
+
+		warn(e, sh, msg);
+		free(msg);
+	}
 	/* the batch's tests that did not end wait for another guest (or are never reached) */
 	for (size_t i = sh->batch.n; i-- > 0;)
 		if (!sh->current_test || strcmp(sh->batch.v[i], sh->current_test))
@@ -2344,7 +2522,8 @@ deferred_shard_done(struct loop *loop, void *data)
 static bool
 can_restart(const struct shard *sh)
 {
-	return !sh->e->plan.stop_on_crash && !sh->e->interrupted && sh->ended_here > 0;
+	return !sh->e->plan.stop_on_crash && !sh->e->interrupted && sh->ended_here > 0 &&
+	       !sh->e->plan.detach;
 }
 
 /*
@@ -2372,7 +2551,8 @@ preempted(struct shard *sh, const char *why)
 		stage_end(sh->e, sh, "tests", ERR_PREEMPTED, msg.buf);
 	sh->boot_end_sent = true;
 	sh->tests_open = false;
-	sh->restart = sh->taken = true;
+	sh->restart = !sh->e->plan.detach; /* a detached one's share is not handed out again */
+	sh->taken = true;
 	strbuf_release(&msg);
 }
 
@@ -2463,6 +2643,9 @@ watch(struct loop *loop, void *data)
 	unsigned silence = session_silence_limit(sh->session), limit;
 	char *msg;
 
+	/* a detached machine's output comes when it comes: it keeps its own time limit */
+	if (e->following)
+		return;
 	if (sh->phase == PH_BOOT) {
 		limit = session_boot_limit(sh->session);
 		if (now - sh->phase_ms > limit * 1000ull) {
@@ -2549,7 +2732,8 @@ start_guest(struct shard *sh, struct work *w)
 	sh->phase = PH_IDLE;
 	if (sh->console.fd < 0) {
 		name = e->sharded ? xasprintf("console-%u.log", sh->no) : xstrdup("console.log");
-		if (logfile_open(&sh->console, e->dir, name, LOG_CAP_CONSOLE, NULL) != OK)
+		if ((e->following ? logfile_append : logfile_open)(&sh->console, e->dir, name,
+								   LOG_CAP_CONSOLE, NULL) != OK)
 			warn(e, sh, error_msg());
 		error_clear();
 		free(name);
@@ -2580,6 +2764,9 @@ start_guest(struct shard *sh, struct work *w)
 	spec.cpus = e->plan.cpus;
 	spec.mem = e->plan.mem;
 	spec.options = (const char *const *)e->plan.backend_opts.v;
+	spec.detach = e->plan.detach && !e->following ? detach_limit(sh) : 0;
+	spec.follow = e->following ? sh->follow : NULL;
+	sh->guest_started = true;
 	stage(e, sh, EV_STAGE_BEGIN, "boot", w->cfg->name, -1);
 	if (!(e->backend->caps & BACKEND_APPLIANCE) && !agent)
 		rc = error(ERR_NOTFOUND, "the guest agent (fswb-agent) is not installed with "
@@ -2612,6 +2799,8 @@ shard_go(struct shard *sh)
 	struct engine *e = sh->e;
 	struct work *w = e->interrupted ? NULL : pick_work(e, sh->w);
 
+	if (e->plan.detach) /* one guest, for its share */
+		w = !e->interrupted && sh->has_share && !sh->guest_started ? sh->w : NULL;
 	if (w) {
 		start_guest(sh, w);
 		return;
@@ -2658,6 +2847,55 @@ collect_unreached(struct engine *e, struct strvec *tests, struct strvec *configs
 	}
 }
 
+/*
+ * plan.detach, every guest detached or gone: DIR/detached.json names each
+ * detached machine and its share, for engine_follow; the run has no
+ * RUN_END until then.
+ */
+static void
+finish_detached(struct engine *e)
+{
+	json_t *root = json_pack("{s:i, s:s, s:b, s:[]}", "version", 1, "backend", e->plan.backend,
+				 "sharded", e->sharded, "shards");
+	char *path = path_join(e->dir, DETACHED_JSON), *text, *msg;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < e->nshards; i++) {
+		struct shard *sh = &e->shards[i];
+
+		if (!sh->detached)
+			continue;
+		json_array_append_new(
+			json_object_get(root, "shards"),
+			json_pack("{s:i, s:s, s:s, s:o}", "shard", sh->no, "config",
+				  sh->w->cfg->name, "follow", sh->follow, "tests",
+				  sh->listed_share ? json_strvec(&sh->share) : json_null()));
+		n++;
+	}
+	text = json_dumps(root, JSON_INDENT(2));
+	json_decref(root);
+	backend_discard(e->run);
+	e->run = NULL;
+	e->done = true;
+	e->exit_code = 0;
+	if (write_file_atomic(path, text, strlen(text), 0644) != OK) {
+		msg = xasprintf("the detached machines run on, but %s", error_msg());
+		error_clear();
+		e->exit_code = 2;
+		fail_event(e, NULL, ERR_IO, msg);
+	} else {
+		msg = xasprintf(
+			"the run goes on without fswb on %u machine%s, which end themselves "
+			"when they are done: `fswb results fetch %s` follows it and collects "
+			"its results",
+			n, n == 1 ? "" : "s", e->id);
+		warn(e, NULL, msg);
+	}
+	free(msg);
+	free(text);
+	free(path);
+}
+
 static void
 finish_run(struct engine *e)
 {
@@ -2667,6 +2905,16 @@ finish_run(struct engine *e)
 
 	if (e->done)
 		return;
+	if (e->plan.detach && !e->following) {
+		bool any = false;
+
+		for (unsigned i = 0; i < e->nshards; i++)
+			any |= e->shards[i].detached;
+		if (any) {
+			finish_detached(e);
+			return;
+		}
+	}
 	if (e->any_test) {
 		junit = path_join(e->dir, "junit.xml");
 		run_record_recount(&e->results.rec);
@@ -2806,6 +3054,10 @@ static void
 go(struct engine *e)
 {
 	work_reorder(e);
+	if (e->plan.detach && !detach_shares(e)) {
+		finish_run(e);
+		return;
+	}
 	for (unsigned i = 0; i < e->nshards && !e->done; i++)
 		shard_go(&e->shards[i]);
 }
@@ -2842,6 +3094,217 @@ engine_start(struct engine *e)
 	event_bus_add(&e->own, results_writer_listener(&e->results));
 	event_bus_add(&e->own, (struct listener){ on_own_event, e });
 	loop_add_timer(e->loop, 0, false, begin, e);
+	return OK;
+}
+
+/* ---- following a detached run (fswb results fetch) ---- */
+
+/* A test name of a record: what check takes ("generic/001"), nothing a path could abuse. */
+static bool
+record_test_ok(const char *t)
+{
+	size_t n = strlen(t);
+
+	return n && n < 128 && t[0] != '.' && t[0] != '/' && !strstr(t, "..") &&
+	       strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./") == n;
+}
+
+/* DIR/detached.json into the engine's works and shards; the message names the field. */
+static enum status
+read_record(struct engine *e, const char *path)
+{
+	static const char *const keys[] = { "version", "backend", "sharded", "shards" };
+	static const char *const shard_keys[] = { "shard", "config", "follow", "tests" };
+	struct jreader r = { .source = path };
+	json_error_t jerr;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr), *list, *it;
+	unsigned version = 0;
+	enum status rc;
+	size_t i;
+
+	strbuf_init(&r.path);
+	if (!root) {
+		rc = errno == ENOENT || !path_exists(path)
+			     ? error(ERR_NOTFOUND,
+				     "%s: no such file: the run was not detached (fswb run "
+				     "--detach), "
+				     "or it is still being started",
+				     path)
+			     : error(ERR_INVALID, "%s: line %d: %s", path, jerr.line, jerr.text);
+		strbuf_release(&r.path);
+		return rc;
+	}
+	rc = jread_keys(&r, root, keys, ARRAY_SIZE(keys));
+	if (rc == OK)
+		rc = jread_count(&r, root, "version", 1, &version);
+	if (rc == OK)
+		rc = jread_bool(&r, root, "sharded", &e->sharded);
+	list = json_object_get(root, "shards");
+	if (rc == OK && (!json_is_array(list) || !json_array_size(list) ||
+			 json_array_size(list) > PLAN_SHARDS_MAX))
+		rc = jread_bad_at(&r, "shards", "expected a list of 1 to %d machines",
+				  PLAN_SHARDS_MAX);
+	if (rc == OK) {
+		e->nshards = (unsigned)json_array_size(list);
+		alloc_shards(e);
+		e->works = xcalloc(e->nshards, sizeof(*e->works));
+	}
+	json_array_foreach(list, i, it)
+	{
+		struct shard *sh = &e->shards[i];
+		struct strvec tests = STRVEC_INIT;
+		char *config = NULL, *idx = xasprintf("shards[%zu]", i);
+		const struct fs_config *cfg = NULL;
+		struct work *w = NULL;
+		unsigned no = 0;
+		size_t mark;
+
+		if (rc != OK) {
+			free(idx);
+			break;
+		}
+		jread_push(&r, idx, &mark);
+		free(idx);
+		if (!json_is_object(it))
+			rc = jread_bad(&r, "expected an object, got %s", jread_type(it));
+		if (rc == OK)
+			rc = jread_keys(&r, it, shard_keys, ARRAY_SIZE(shard_keys));
+		if (rc == OK)
+			rc = jread_count(&r, it, "shard", PLAN_SHARDS_MAX, &no);
+		if (rc == OK)
+			rc = jread_str(&r, it, "config", false, &config);
+		if (rc == OK)
+			rc = jread_str(&r, it, "follow", false, &sh->follow);
+		if (rc == OK && json_is_array(json_object_get(it, "tests")))
+			rc = jread_strvec(&r, it, "tests", &tests);
+		else if (rc == OK && !json_is_null(json_object_get(it, "tests")))
+			rc = jread_bad_at(&r, "tests", "expected a list of tests or null");
+		if (rc == OK && (!config || !strvec_contains(&e->plan.configs, config)))
+			rc = jread_bad_at(&r, "config", "'%s' is not a configuration of the run",
+					  config ? config : "");
+		if (rc == OK && (rc = profiles_resolve_config(e->profiles, config, &cfg)) != OK)
+			rc = jread_bad_at(&r, "config", "%s", error_msg());
+		for (size_t t = 0; rc == OK && t < tests.n; t++)
+			if (!record_test_ok(tests.v[t]))
+				rc = jread_bad_at(&r, "tests", "'%.80s' is not a test name",
+						  tests.v[t]);
+		for (size_t k = 0; rc == OK && k < e->nworks && !w; k++)
+			if (e->works[k].cfg == cfg)
+				w = &e->works[k];
+		if (rc == OK && !w) {
+			w = &e->works[e->nworks++];
+			w->cfg = cfg;
+			strvec_init(&w->ended);
+			w->slug = xstrdup(cfg->name);
+			for (char *p = w->slug; *p; p++)
+				if (*p == '/')
+					*p = '-';
+			w->listed = json_is_array(json_object_get(it, "tests"));
+		}
+		if (rc == OK && w->listed != json_is_array(json_object_get(it, "tests")))
+			rc = jread_bad_at(&r, "tests",
+					  "a list for some machines of '%s', not for "
+					  "others",
+					  config);
+		if (rc == OK) {
+			sh->no = no;
+			sh->w = w;
+			sh->has_share = true;
+			sh->listed_share = w->listed;
+			for (size_t t = 0; t < tests.n; t++) {
+				work_push(w, tests.v[t], 0, false);
+				strvec_push(&sh->share, tests.v[t]);
+			}
+		}
+		strbuf_setlen(&r.path, mark);
+		strvec_clear(&tests);
+		free(config);
+	}
+	json_decref(root);
+	strbuf_release(&r.path);
+	return rc;
+}
+
+static void
+follow_begin(struct loop *loop, void *data)
+{
+	struct engine *e = data;
+	struct event ev = { .type = EV_RUN_BEGIN };
+	enum status rc = backend_check_options(&e->plan);
+
+	if (rc != OK) {
+		fail_event(e, NULL, rc, error_msg());
+		finish_run(e);
+		return;
+	}
+	e->backend = backend_find(e->plan.backend);
+	load_expectations(e, &ev); /* the tests' expected times; RUN_BEGIN was said before */
+	work_reorder(e);
+	rc = backend_prepare(e->backend, e->loop, &e->plan, &e->run);
+	if (rc != OK) {
+		char *msg = xasprintf("the '%s' backend cannot follow the run: %s",
+				      e->backend->name, error_msg());
+
+		fail_event(e, NULL, rc, msg);
+		free(msg);
+		finish_run(e);
+		return;
+	}
+	for (unsigned i = 0; i < e->nshards && !e->done; i++)
+		shard_go(&e->shards[i]);
+}
+
+enum status
+engine_follow(struct engine *e, const char *dir)
+{
+	struct event_bus replay = EVENT_BUS_INIT;
+	char *p, *note;
+	unsigned skipped = 0;
+	enum status rc;
+	const struct backend_ops *ops = backend_find(e->plan.backend);
+
+	if (e->started)
+		BUG("engine started twice");
+	if (!e->plan.detach || !ops || !(ops->caps & BACKEND_DETACHES))
+		return error(ERR_INVALID,
+			     "the run in %s was not detached (fswb run --detach): its results are "
+			     "there already",
+			     dir);
+	e->dir = xstrdup(dir);
+	e->id = xstrdup(strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir);
+	if (history_run_finished(dir))
+		return error(ERR_INVALID,
+			     "the run %s ended already: `fswb results show %s` shows it", e->id,
+			     e->id);
+	p = path_join(dir, DETACHED_JSON);
+	rc = read_record(e, p);
+	free(p);
+	if (rc != OK)
+		return rc;
+	note = events_cut_note();
+	rc = logfile_append(&e->events, e->dir, "events.jsonl", LOG_CAP_EVENTS, note);
+	free(note);
+	if (rc == OK)
+		rc = logfile_append(&e->kernel_log, e->dir, "kernel.log", LOG_CAP_KERNEL, NULL);
+	if (rc != OK)
+		return rc;
+	e->started = e->following = true;
+	p = path_join(e->dir, "run.json");
+	results_writer_init(&e->results, p);
+	free(p);
+	/* what the run said before it was detached: for run.json and the front end */
+	event_bus_add(&replay, results_writer_listener(&e->results));
+	for (size_t i = 0; i < e->bus->n; i++)
+		event_bus_add(&replay, e->bus->listeners[i]);
+	p = path_join(e->dir, "events.jsonl");
+	rc = event_replay_file(p, &replay, &skipped);
+	free(p);
+	event_bus_release(&replay);
+	if (rc != OK)
+		return rc;
+	event_bus_add(&e->own, results_writer_listener(&e->results));
+	event_bus_add(&e->own, (struct listener){ on_own_event, e });
+	loop_add_timer(e->loop, 0, false, follow_begin, e);
 	return OK;
 }
 
@@ -2941,6 +3404,8 @@ engine_free(struct engine *e)
 		close_fd(&sh->result_fd);
 		line_asm_release(&sh->out_line);
 		strvec_clear(&sh->batch);
+		strvec_clear(&sh->share);
+		free(sh->follow);
 		free(sh->result_path);
 		free(sh->current_test);
 	}

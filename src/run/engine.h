@@ -73,8 +73,16 @@ enum status engine_new(const struct plan *plan, const struct profiles *profiles,
 		       struct event_bus *bus, struct engine **out);
 /* Make the run directory and start the first stage. */
 enum status engine_start(struct engine *e);
+/*
+ * A run of plan.detach whose machines run on alone (DIR/detached.json):
+ * follow them to the end in its run directory DIR, as if they were live,
+ * the plan being DIR's plan.json. The events the run had are replayed to
+ * the bus first; RUN_END ends it as any run.
+ */
+#define DETACHED_JSON "detached.json"
+enum status engine_follow(struct engine *e, const char *dir);
 void engine_cancel(struct engine *e);
-/* True after RUN_END. */
+/* True after RUN_END, or once plan.detach's machines run alone. */
 bool engine_done(const struct engine *e);
 int engine_exit_code(const struct engine *e);
 /* The run directory, once started; NULL before. */

@@ -119,6 +119,21 @@ plan_check(const struct plan *plan, const struct profiles *profiles)
 				   plan_backend_opt(plan, "host") ? plan_backend_opt(plan, "host")
 								  : "");
 	}
+	if (rc == OK && plan->detach) {
+		const struct backend_ops *ops = backend_find(plan->backend);
+
+		if (ops && !(ops->caps & BACKEND_DETACHES))
+			rc = error(ERR_INVALID,
+				   "--detach: the '%s' backend's machines stop with fswb; only a "
+				   "cloud's (--backend gce) run on without it",
+				   ops->name);
+		else if (plan->shell)
+			rc = error(ERR_INVALID, "--detach and --shell: a shell needs fswb there; "
+						"leave out one of them");
+		else if (plan->dry_run)
+			rc = error(ERR_INVALID, "--detach and -n: check -n runs no test, so there "
+						"is nothing to leave running; leave out --detach");
+	}
 	return rc;
 }
 

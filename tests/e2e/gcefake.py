@@ -133,6 +133,7 @@ BUCKETS = {}        # name -> bucket dict
 UPLOADS = {}        # upload id -> {"bucket", "name", "ctype", "path", "got"}
 QUOTA = {"count": 0, "kind": "quotaExceeded"}
 OUTAGE = {"until": 0.0}
+SELF_DELETED = []      # instances deleted with an instance's own token
 
 
 class ApiError(Exception):
@@ -244,6 +245,14 @@ def issue_token(instance=None):
     with L:
         TOKENS[tok] = {"exp": time.time() + A.token_lifetime, "instance": instance}
     return tok
+
+
+def instance_scopes(inst):
+    """The scopes the instance's service account was given at insert."""
+    out = []
+    for sa in inst.res.get("serviceAccounts") or []:
+        out += sa.get("scopes") or []
+    return out
 
 
 def token_ok(tok):
@@ -1059,11 +1068,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             pass
         log("%s %s (cut)" % (self.command, self.path.split("?")[0]))
 
-    def require_token(self):
+    def require_token(self, scope=None):
         h = self.headers.get("Authorization", "")
         if not h.startswith("Bearer ") or not token_ok(h[7:].strip()):
             raise ApiError(401, "authError", AUTH_MSG,
                            {"location": "Authorization", "locationType": "header"})
+        with L:
+            t = TOKENS.get(h[7:].strip())
+            inst = INSTANCES.get(t["instance"]) if t and t["instance"] else None
+        # an instance's token carries the scopes it was started with
+        if inst is not None and scope and SCOPE_ALL not in instance_scopes(inst) \
+                and scope not in instance_scopes(inst):
+            raise ApiError(403, "insufficientPermissions", "Request had insufficient "
+                           "authentication scopes.")
+        self.token_instance = inst
 
     def do_GET(self):
         self.dispatch()
@@ -1420,6 +1438,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if len(s) == 2 and c == "GET":
                     return self.send(200, snapshot(inst.res))
                 if len(s) == 2 and c == "DELETE":
+                    by = getattr(self, "token_instance", None)
+                    if by is not None:
+                        log("instance %s deletes %s" % (by.name, inst.name))
+                        with L:
+                            SELF_DELETED.append(inst.name)
                     with L:
                         if inst.deleting:
                             raise ApiError(400, "resourceNotReady", "The resource '%s/%s' is "
@@ -1666,8 +1689,11 @@ class MetadataHandler(Handler):
 
     def route(self, raw, segs):
         if segs[:2] in (["storage", "v1"], ["upload", "storage"], ["download", "storage"]):
-            self.require_token()
+            self.require_token(SCOPE_STORAGE)
             return self.handle_storage(segs)
+        if segs[:2] == ["compute", "v1"]:
+            self.require_token(SCOPE_COMPUTE)
+            return self.handle_compute([urllib.parse.unquote(s) for s in segs[2:]])
         if self.headers.get("Metadata-Flavor") != "Google" or \
                 self.headers.get("X-Forwarded-For"):
             return self.send(403, "Your client does not have permission to get URL %s from "
@@ -1709,7 +1735,7 @@ class MetadataHandler(Handler):
                  "/computeMetadata/v1/instance/service-accounts/default/email":
                      lambda: A.client_email,
                  "/computeMetadata/v1/instance/service-accounts/default/scopes":
-                     lambda: SCOPE_ALL + "\n",
+                     lambda: "".join(x + "\n" for x in instance_scopes(inst)),
                  "/computeMetadata/v1/instance/service-accounts/":
                      lambda: "default/\n%s/\n" % A.client_email}
         if p == "/computeMetadata/v1/instance/service-accounts/default/token":
@@ -1778,6 +1804,7 @@ def fake_state():
                 "operations": len(OPS), "live_tokens": sum(
                     1 for t in TOKENS.values() if t["exp"] > time.time()),
                 "quota": dict(QUOTA), "outage_until": OUTAGE["until"],
+                "deleted_by_instance": list(SELF_DELETED),
                 "port": int(BASE.rsplit(":", 1)[1])}
 
 

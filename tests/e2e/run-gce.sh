@@ -8,8 +8,9 @@
 # sharded mini-fstests run on 2 instances with the token revoked and the API
 # cut for a while in the middle; quota exceeded; a spot instance preempted
 # in the middle of a test (the test back in the queue); fswb killed, its
-# instance found and deleted by the next start; what fswb keeps deleted by
-# doctor --forget.
+# instance found and deleted by the next start; a detached run that outlives
+# fswb, collected by fswb results fetch; what fswb keeps deleted by doctor
+# --forget.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/gce-lib.bash"
 
@@ -128,7 +129,48 @@ check "the next run says it removed what the killed fswb left ($(why))" \
 	grep -qs "removed what an earlier fswb left behind.*instance.*$left" "$T/out" "$T/err"
 check "... and it is gone" bash -c "! grep -qx '$left' <<<'$(instances)'"
 
-# 7. What fswb keeps, deleted on request: a killed fswb whose lease is lost
+# 7. Detached: fswb run --detach returns once each instance has its share;
+# they run it alone, keep their output in the bucket and delete themselves;
+# fswb results fetch, long after, collects the results from the bucket.
+NS timeout 1200 "$FSWB" run "${GCE[@]}" -o cost=ok --shards 2 -c ext4/4k --detach \
+	--fstests-src "$MINI" generic/001 generic/002 generic/006 generic/012 >"$T/out" 2>"$T/err"
+rc=$?
+run=$(last_run)
+id=$(basename "$run")
+check "--detach returns once the instances have their tests (rc=$rc: $(why))" test "$rc" -eq 0
+check "... saying how to collect the results" \
+	grep -qs "run goes on without fswb on 2 machines.*fswb results fetch $id" "$T/out" "$T/err"
+check "... the instances run on" test "$(instances | wc -l)" -eq 2
+check "... with the compute scope, to delete themselves" \
+	test "$(state | jq '[.instances[] | select(.status == "RUNNING")] | length')" -eq 2
+out=$(NS "$FSWB" results 2>&1)
+check "fswb results lists it as detached, with the fetch command" \
+	grep -q "$id.*detached.*fswb results fetch $id" <<<"$out"
+out=$(NS "$FSWB" doctor "${GCE[@]}" 2>&1)
+check "doctor names them as a detached run's" grep -q "detached run" <<<"$out"
+for _ in $(seq 1 1200); do
+	[ -z "$(instances)" ] && break
+	sleep 0.5
+done
+check "the instances deleted themselves when done" test -z "$(instances)"
+check "... each with its own token" \
+	test "$(state | jq '.deleted_by_instance | length')" -eq 2
+NS timeout 600 "$FSWB" results fetch "$id" >"$T/out" 2>"$T/err"
+rc=$?
+check "fetch collects the run: 1 failure expected (rc=$rc: $(why))" test "$rc" -eq 1
+check "... with check's statuses ($(statuses "$run" | tr '\n' ' '))" test "$(statuses "$run")" = \
+	$'generic/001 pass\ngeneric/002 pass\ngeneric/006 fail\ngeneric/012 pass'
+check "... generic/006's .out.bad came back from the bucket" \
+	test -s "$run/results/ext4-4k/generic/006.out.bad"
+check "... the summary printed" grep -qs "generic/006" "$T/out"
+names=$(jq -r '.shards[].follow' "$run/detached.json" | paste -sd'|')
+left=$(state | jq -r '.objects[]?' 2>/dev/null | grep -Ec "^fswb-bkt/fswb/($names)/" || true)
+check "... and no object of its instances ($names) is left in the bucket ($left)" \
+	test -n "$names" -a "$left" -eq 0
+out=$(NS "$FSWB" results fetch "$id" 2>&1)
+check "a second fetch says the run ended ($out)" grep -q "ended already" <<<"$out"
+
+# 8. What fswb keeps, deleted on request: a killed fswb whose lease is lost
 # leaves an instance that only doctor --forget finds; fswb's image goes too.
 ip netns exec "$NETNS" "$FSWB" run "${GCE[@]}" -o cost=ok -c ext4/4k --fstests-src "$MINI" \
 	generic/012 >/dev/null 2>&1 &

@@ -30,6 +30,7 @@
 #include "core/profile.h"
 #include "core/spawn.h"
 #include "core/util.h"
+#include "fstests/results.h"
 
 #define RUN_LIMIT_MS 60000
 
@@ -1150,6 +1151,92 @@ test_look_needs_a_shell(void **state)
 	ctx_release(&c, root);
 }
 
+/*
+ * fswb results fetch: the record of a detached run (detached.json) is read
+ * as untrusted, each bad field named; a run not detached is refused.
+ */
+static void
+follow_expect(const struct plan *plan, const char *dir, const char *record, const char *needle)
+{
+	struct event_bus bus = { 0 };
+	struct loop *loop = loop_new();
+	struct engine *e;
+	char *path = path_join(dir, DETACHED_JSON);
+	enum status rc;
+
+	if (record)
+		test_write(path, record);
+	else
+		unlink(path);
+	assert_int_equal(engine_new(plan, &profiles, loop, &bus, &e), OK);
+	rc = engine_follow(e, dir);
+	if (!needle) {
+		assert_int_equal(rc, OK);
+	} else {
+		if (rc == OK)
+			fail_msg("followed, not refused with '%s'", needle);
+		if (!strstr(error_msg(), needle))
+			fail_msg("'%s' does not say '%s'", error_msg(), needle);
+		error_clear();
+	}
+	engine_free(e);
+	loop_free(loop);
+	free(path);
+}
+
+static void
+test_follow_record(void **state)
+{
+	char *dir = test_tmp("home/data/runs/20261206-010203"), *runjson;
+	struct run_record rec;
+	struct plan plan;
+
+	(void)state;
+	assert_int_equal(mkdir_p(dir, 0755), OK);
+	plan_init(&plan);
+	free(plan.backend);
+	plan.backend = xstrdup("gce");
+	strvec_push(&plan.configs, "ext4/4k");
+	follow_expect(&plan, dir, NULL, "was not detached");
+	plan.detach = true;
+	follow_expect(&plan, dir, NULL, "no such file: the run was not detached");
+	follow_expect(&plan, dir, "{\"version\": 1,", "detached.json: line");
+	follow_expect(&plan, dir, "{\"version\": 1, \"shards\": [], \"extra\": 1}", "'extra'");
+	follow_expect(&plan, dir, "{\"version\": 1, \"sharded\": false, \"shards\": []}",
+		      "field 'shards': expected a list of 1 to");
+	follow_expect(&plan, dir,
+		      "{\"version\": 1, \"sharded\": false, \"shards\": [{\"shard\": 1, "
+		      "\"config\": \"xfs/1k\", \"follow\": \"fswb-1-0-0\", \"tests\": null}]}",
+		      "'xfs/1k' is not a configuration of the run");
+	follow_expect(&plan, dir,
+		      "{\"version\": 1, \"sharded\": true, \"shards\": [{\"shard\": 1, "
+		      "\"config\": \"ext4/4k\", \"follow\": \"fswb-1-0-0\", \"tests\": "
+		      "[\"generic/001\", \"../../etc/passwd\"]}]}",
+		      "field 'shards[0].tests': '../../etc/passwd' is not a test name");
+	follow_expect(&plan, dir, "{\"version\": 2, \"sharded\": true, \"shards\": []}",
+		      "'version'");
+	follow_expect(&plan, dir,
+		      "{\"version\": 1, \"sharded\": true, \"shards\": [{\"shard\": 1, "
+		      "\"config\": \"ext4/4k\", \"follow\": \"fswb-1-0-0\", \"tests\": "
+		      "[\"generic/001\"]}, {\"shard\": 2, \"config\": \"ext4/4k\", \"follow\": "
+		      "\"fswb-1-1-1\", \"tests\": null}]}",
+		      "a list for some machines of 'ext4/4k', not for others");
+	/* a run that ended is not followed again */
+	runjson = path_join(dir, "run.json");
+	run_record_init(&rec);
+	rec.id = xstrdup("20261206-010203");
+	rec.finished = true;
+	assert_int_equal(run_record_save(runjson, &rec), OK);
+	run_record_release(&rec);
+	follow_expect(&plan, dir,
+		      "{\"version\": 1, \"sharded\": false, \"shards\": [{\"shard\": 1, "
+		      "\"config\": \"ext4/4k\", \"follow\": \"fswb-1-0-0\", \"tests\": null}]}",
+		      "ended already");
+	plan_release(&plan);
+	free(runjson);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -1181,6 +1268,7 @@ main(void)
 		cmocka_unit_test(test_served_nfs),
 		cmocka_unit_test(test_overlay_base),
 		cmocka_unit_test(test_estimate_within_run),
+		cmocka_unit_test(test_follow_record),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
