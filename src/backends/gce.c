@@ -464,6 +464,7 @@ host_label(void)
 static enum status
 insert_instance(struct gce_session_priv *s, struct gce_api *a, const char *image)
 {
+	const char *v;
 	json_t *disks = json_array(), *body, *op = NULL;
 	char *mt = xasprintf("zones/%s/machineTypes/%s", gce_api_zone(a), s->machine);
 	char *img = xasprintf("projects/%s/global/images/%s", gce_api_project(a), image);
@@ -504,6 +505,12 @@ insert_instance(struct gce_session_priv *s, struct gce_api *a, const char *image
 			items, json_pack("{s:s, s:s}", "key", "fswb-detach", "value", limit));
 		json_array_append_new(items, json_pack("{s:s, s:s}", "key", "fswb-compute", "value",
 						       instance_compute_url()));
+		/* how often it uploads its output (tests: sooner than the 20 s default) */
+		if ((v = getenv("FSWB_GCE_UPLOAD_S")) && atoi(v) > 0 && atoi(v) <= 3600) {
+			snprintf(limit, sizeof(limit), "%d", atoi(v));
+			json_array_append_new(items, json_pack("{s:s, s:s}", "key", "fswb-upload-s",
+							       "value", limit));
+		}
 		json_array_append_new(
 			json_object_get(json_array_get(json_object_get(body, "serviceAccounts"), 0),
 					"scopes"),
@@ -634,7 +641,8 @@ struct ctl_reader {
 	bool broken;
 	/* frames: RESULTAT is turned into RESULT */
 	struct strbuf head;
-	uint64_t payload; /* bytes of a frame's payload still to pass */
+	uint64_t payload;     /* bytes of a frame's payload still to pass */
+	struct strvec passed; /* following: the results passed on, deleted at the end */
 };
 
 static void
@@ -679,7 +687,10 @@ fetch_result(struct gce_session_priv *s, struct gce_api *a, struct ctl_reader *r
 	frame = xasprintf("RESULT +%zu\n", len);
 	if (!agent_write_all(fd, frame, strlen(frame)) || (len && !agent_write_all(fd, data, len)))
 		ctl_break(r, "%s", "fswb stopped reading the session");
-	if (gce_delete_object(a, s->bucket, name) != OK)
+	/* a follow that is stopped reads them again the next time */
+	if (s->follow)
+		strvec_push(&r->passed, name);
+	else if (gce_delete_object(a, s->bucket, name) != OK)
 		error_clear();
 	unlink(tmp);
 	free(frame);
@@ -1007,6 +1018,17 @@ insert_retried(struct gce_session_priv *s, struct gce_api *a, const char *image)
 	return rc;
 }
 
+/* The worker's API, its bucket checked; false when not (said). */
+static bool
+worker_api(struct gce_session_priv *s, struct gce_api **a)
+{
+	if (open_api(s->key_file, s->project, s->zone, a) == OK &&
+	    gce_bucket_check(*a, s->bucket) == OK)
+		return true;
+	agent_worker_say("%s", error_msg());
+	return false;
+}
+
 static int
 worker(void *arg)
 {
@@ -1020,9 +1042,7 @@ worker(void *arg)
 	bool in_open = true, inserted = false, detached = false;
 	int code = WK_OK, con = agent_kept_worker(&s->kept);
 
-	if (open_api(s->key_file, s->project, s->zone, &a) != OK ||
-	    gce_bucket_check(a, s->bucket) != OK) {
-		agent_worker_say("%s", error_msg());
+	if (!worker_api(s, &a)) {
 		code = WK_FAIL;
 		goto out;
 	}
@@ -1139,11 +1159,15 @@ out:
 	return code;
 }
 
-/* The detached instance's objects once its output was read: its input and PREFIX/out. */
+/* The detached instance's objects once its output was read: input, results, PREFIX/out. */
 static void
-remove_followed(struct gce_session_priv *s, struct gce_api *a)
+remove_followed(struct gce_session_priv *s, struct gce_api *a, const struct strvec *results)
 {
 	char *out = xasprintf("%s/out", s->prefix);
+
+	for (size_t i = 0; i < results->n; i++)
+		if (gce_delete_object(a, s->bucket, results->v[i]) != OK)
+			error_clear();
 
 	for (unsigned k = 0; k < 10000; k++) {
 		char *object = xasprintf("%s/in-%u", s->prefix, k);
@@ -1188,14 +1212,12 @@ follow_worker(void *arg)
 {
 	struct gce_session_priv *s = arg;
 	struct gce_api *a = NULL;
-	struct ctl_reader r = { .line = STRBUF_INIT, .head = STRBUF_INIT };
+	struct ctl_reader r = { .line = STRBUF_INIT, .head = STRBUF_INIT, .passed = STRVEC_INIT };
 	size_t done = 0;
 	bool in_open = true, kernel_log = true, last = false;
 	int code = WK_OK, con = agent_kept_worker(&s->kept);
 
-	if (open_api(s->key_file, s->project, s->zone, &a) != OK ||
-	    gce_bucket_check(a, s->bucket) != OK) {
-		agent_worker_say("%s", error_msg());
+	if (!worker_api(s, &a)) {
 		code = WK_FAIL;
 		goto out;
 	}
@@ -1266,11 +1288,12 @@ follow_worker(void *arg)
 	if (agent_worker_stop)
 		code = WK_STOPPED;
 	else if (code != WK_FAIL)
-		remove_followed(s, a);
+		remove_followed(s, a, &r.passed);
 out:
 	gce_api_close(a);
 	strbuf_release(&r.line);
 	strbuf_release(&r.head);
+	strvec_clear(&r.passed);
 	return code;
 }
 

@@ -310,7 +310,7 @@ run_or_follow(const struct plan *plan, const struct profiles *profiles, bool jso
 		loop_run(loop);
 	shell_relay_free(c.relay);
 	code = engine_exit_code(e);
-	if (plan->detach && !follow && code == 0)
+	if ((plan->detach && !follow && code == 0) || (follow && code == EXIT_STOPPED))
 		goto out; /* the machines run on: fetch follows them (said) */
 	if (!json) {
 		clear_progress(&p);

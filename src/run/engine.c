@@ -185,8 +185,9 @@ struct engine {
 
 	bool dry_run_any, dry_run_failed; /* check -n ran, and said which tests would run */
 	bool following;			  /* engine_follow: the guests are detached ones */
-	struct strvec notices;		  /* the sessions' notices said so far */
-	struct strvec stopped;		  /* "CONFIG\tTEST" a stop cut off */
+	uint64_t follow_events_at, follow_kernel_at; /* the logs' sizes when following began */
+	struct strvec notices;			     /* the sessions' notices said so far */
+	struct strvec stopped;			     /* "CONFIG\tTEST" a stop cut off */
 
 	/* how long tests take: earlier runs, SOAK_DURATION, the tests' groups */
 	struct estimator est;
@@ -1157,6 +1158,17 @@ unknown:
 }
 
 static void
+work_init(struct work *w, const struct fs_config *cfg)
+{
+	w->cfg = cfg;
+	strvec_init(&w->ended);
+	w->slug = xstrdup(cfg->name);
+	for (char *p = w->slug; *p; p++)
+		if (*p == '/')
+			*p = '-';
+}
+
+static void
 alloc_shards(struct engine *e)
 {
 	e->shards = xcalloc(e->nshards, sizeof(*e->shards));
@@ -1191,7 +1203,6 @@ plan_work(struct engine *e, struct strvec *notes, struct strvec *errors, struct 
 	e->works = xcalloc(e->plan.configs.n ? e->plan.configs.n : 1, sizeof(*e->works));
 	for (size_t i = 0; i < e->plan.configs.n; i++) {
 		const struct fs_config *c;
-		struct work *w;
 
 		if (profiles_resolve_config(e->profiles, e->plan.configs.v[i], &c) != OK) {
 			strvec_push(errors, error_msg());
@@ -1200,13 +1211,7 @@ plan_work(struct engine *e, struct strvec *notes, struct strvec *errors, struct 
 		}
 		if (!config_has_tests(e, c, notes))
 			continue;
-		w = &e->works[e->nworks++];
-		w->cfg = c;
-		strvec_init(&w->ended);
-		w->slug = xstrdup(c->name);
-		for (char *p = w->slug; *p; p++)
-			if (*p == '/')
-				*p = '-';
+		work_init(&e->works[e->nworks++], c);
 	}
 	/* tests are split over guests only when there may be several, and not by check -n */
 	for (size_t i = 0; e->plan.shards != 1 && !e->plan.dry_run && i < e->nworks; i++)
@@ -1687,6 +1692,11 @@ send_job(struct shard *sh)
 
 		rc = agent_frame_file(&frame, "exclude-done", 0644, list, strlen(list));
 		free(list);
+	}
+	if (rc != OK && e->following) {
+		/* the machine has its job since the run began: this one is not sent */
+		error_clear();
+		rc = OK;
 	}
 	if (rc == OK) {
 		agent_frame_run(&frame);
@@ -2896,6 +2906,29 @@ finish_detached(struct engine *e)
 	free(path);
 }
 
+/*
+ * Following stopped (Ctrl-C): the machines run on. The logs go back to what
+ * they were, as the next fetch reads their output from the start again.
+ */
+static void
+follow_stopped(struct engine *e)
+{
+	char *msg = xasprintf("stopped following the run: its machines run on; `fswb results "
+			      "fetch %s` follows it again",
+			      e->id);
+
+	backend_discard(e->run);
+	e->run = NULL;
+	e->done = true; /* before the last event: front ends end with it */
+	e->exit_code = EXIT_STOPPED;
+	warn(e, NULL, msg);
+	free(msg);
+	if (e->events.fd >= 0 && !ftruncate(e->events.fd, (off_t)e->follow_events_at))
+		e->events.size = e->follow_events_at;
+	if (e->kernel_log.fd >= 0 && !ftruncate(e->kernel_log.fd, (off_t)e->follow_kernel_at))
+		e->kernel_log.size = e->follow_kernel_at;
+}
+
 static void
 finish_run(struct engine *e)
 {
@@ -2905,6 +2938,10 @@ finish_run(struct engine *e)
 
 	if (e->done)
 		return;
+	if (e->following && e->interrupted) {
+		follow_stopped(e);
+		return;
+	}
 	if (e->plan.detach && !e->following) {
 		bool any = false;
 
@@ -3124,11 +3161,10 @@ read_record(struct engine *e, const char *path)
 
 	strbuf_init(&r.path);
 	if (!root) {
-		rc = errno == ENOENT || !path_exists(path)
+		rc = !path_exists(path)
 			     ? error(ERR_NOTFOUND,
 				     "%s: no such file: the run was not detached (fswb run "
-				     "--detach), "
-				     "or it is still being started",
+				     "--detach), or it is still being started",
 				     path)
 			     : error(ERR_INVALID, "%s: line %d: %s", path, jerr.line, jerr.text);
 		strbuf_release(&r.path);
@@ -3184,6 +3220,9 @@ read_record(struct engine *e, const char *path)
 					  config ? config : "");
 		if (rc == OK && (rc = profiles_resolve_config(e->profiles, config, &cfg)) != OK)
 			rc = jread_bad_at(&r, "config", "%s", error_msg());
+		for (size_t k = 0; rc == OK && k < i; k++)
+			if (e->shards[k].no == no || !strcmp(e->shards[k].follow, sh->follow))
+				rc = jread_bad(&r, "the machine or shard of shards[%zu] again", k);
 		for (size_t t = 0; rc == OK && t < tests.n; t++)
 			if (!record_test_ok(tests.v[t]))
 				rc = jread_bad_at(&r, "tests", "'%.80s' is not a test name",
@@ -3193,12 +3232,7 @@ read_record(struct engine *e, const char *path)
 				w = &e->works[k];
 		if (rc == OK && !w) {
 			w = &e->works[e->nworks++];
-			w->cfg = cfg;
-			strvec_init(&w->ended);
-			w->slug = xstrdup(cfg->name);
-			for (char *p = w->slug; *p; p++)
-				if (*p == '/')
-					*p = '-';
+			work_init(w, cfg);
 			w->listed = json_is_array(json_object_get(it, "tests"));
 		}
 		if (rc == OK && w->listed != json_is_array(json_object_get(it, "tests")))
@@ -3288,6 +3322,8 @@ engine_follow(struct engine *e, const char *dir)
 		rc = logfile_append(&e->kernel_log, e->dir, "kernel.log", LOG_CAP_KERNEL, NULL);
 	if (rc != OK)
 		return rc;
+	e->follow_events_at = e->events.size;
+	e->follow_kernel_at = e->kernel_log.size;
 	e->started = e->following = true;
 	p = path_join(e->dir, "run.json");
 	results_writer_init(&e->results, p);

@@ -134,7 +134,10 @@ run_summary(const struct hist_run *r, struct strbuf *sb)
 		strbuf_addf(sb, "(%s)", r->why ? r->why : "unreadable");
 		return;
 	}
-	if (r->kind) {
+	if (r->kind && !strcmp(r->kind, "detached")) {
+		strbuf_adds(sb, "detached: its machines run on; Enter follows it and collects "
+				"its results");
+	} else if (r->kind) {
 		strbuf_adds(sb, r->kind);
 	} else if (history_run_failure(&r->rec)) {
 		strbuf_addf(sb, "failed: %s", r->rec.error);
@@ -415,7 +418,10 @@ history_key(struct ui *ui, struct view *v, int key)
 	switch (key) {
 	case K_ENTER:
 	case K_RIGHT:
-		if (h->lp.sel < h->n)
+		if (h->lp.sel < h->n && h->v[h->lp.sel].kind &&
+		    !strcmp(h->v[h->lp.sel].kind, "detached"))
+			ui_run_follow(ui, h->v[h->lp.sel].dir); /* fswb results fetch */
+		else if (h->lp.sel < h->n)
 			history_open_run(ui, h->v[h->lp.sel].dir);
 		return REACT_REDRAW;
 	case ' ':

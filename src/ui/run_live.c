@@ -207,6 +207,18 @@ on_event(void *data, const struct event *ev)
 			lr->baseline_timer =
 				loop_add_timer(ui->loop, 0, false, against_baseline, lr);
 	}
+	if (ev->type != EV_RUN_END && !lr->ended && lr->e && engine_done(lr->e)) {
+		/* no RUN_END: the machines run on (detached, or following them stopped) */
+		lr->ended = true;
+		ui->run_going = false;
+		ui->exit_code = engine_exit_code(lr->e);
+		if (ui->tick_timer) {
+			loop_del_timer(ui->loop, ui->tick_timer);
+			ui->tick_timer = 0;
+		}
+		ui_msg(ui, false, "%s",
+		       ev->type == EV_WARNING ? ev->u.error.message : "the run's machines run on");
+	}
 	if (ev->type == EV_STAGE_BEGIN && !strcmp(ev->u.stage.stage, "shell") && !lr->shell_timer)
 		lr->shell_timer = loop_add_timer(ui->loop, 0, false, start_shell, lr);
 	/* drawing is rate-limited: a burst of kernel-log lines is one frame */
@@ -263,9 +275,9 @@ ui_run_free(struct ui *ui)
 	ui->run_going = false;
 }
 
-bool
-ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const struct strvec *tests,
-	     bool remember)
+static bool
+start_or_follow(struct ui *ui, const struct plan *plan, const char *title,
+		const struct strvec *tests, bool remember, const char *follow)
 {
 	const struct profiles *prof = ui_profiles(ui);
 	struct live_run *lr;
@@ -307,8 +319,8 @@ ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const st
 		free(lr);
 		return false;
 	}
-	if (engine_start(lr->e) != OK) {
-		ui_msg(ui, true, "cannot start the run: %s", error_msg());
+	if ((follow ? engine_follow(lr->e, follow) : engine_start(lr->e)) != OK) {
+		ui_msg(ui, true, "cannot %s the run: %s", follow ? "follow" : "start", error_msg());
 		live_free_one(lr);
 		return false;
 	}
@@ -326,6 +338,36 @@ ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const st
 	runview_open(ui, lr->m, false, true, full, engine_run_dir(lr->e));
 	free(full);
 	return true;
+}
+
+bool
+ui_run_start(struct ui *ui, const struct plan *plan, const char *title, const struct strvec *tests,
+	     bool remember)
+{
+	return start_or_follow(ui, plan, title, tests, remember, NULL);
+}
+
+bool
+ui_run_follow(struct ui *ui, const char *dir)
+{
+	char *path = path_join(dir, "plan.json"), *title;
+	const char *id = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+	struct plan plan;
+	bool ok;
+
+	plan_init(&plan);
+	if (plan_load(path, &plan) != OK) {
+		ui_msg(ui, true, "cannot follow the run: %s", error_msg());
+		error_clear();
+		ok = false;
+	} else {
+		title = xasprintf("run %s, detached", id);
+		ok = start_or_follow(ui, &plan, title, NULL, false, dir);
+		free(title);
+	}
+	plan_release(&plan);
+	free(path);
+	return ok;
 }
 
 /* What a test run again keeps of its run, in words (free() it). */

@@ -293,6 +293,8 @@ void docs_search(struct ui *ui, const char *query);
  */
 bool ui_run_start(struct ui *ui, const struct plan *plan, const char *title,
 		  const struct strvec *tests, bool remember);
+/* Follow the detached run in dir (fswb results fetch) in a run view; false (said) if not. */
+bool ui_run_follow(struct ui *ui, const char *dir);
 /* CONFIG/last-plan.json: the wizard's choices of the last run that started (free() it). */
 char *ui_last_plan_path(void);
 /* Stop the live run cleanly (engine_cancel); RUN_END follows. */

@@ -92,7 +92,7 @@ EOF
 	chmod 600 "$T/key.json"
 	export FSWB_GCE_COMPUTE_URL=$API/compute/v1 FSWB_GCE_STORAGE_URL=$API
 	export FSWB_GCE_INSTANCE_STORAGE_URL=http://169.254.169.254 FSWB_GCE_POLL_MS=500
-	export FSWB_GCE_INSTANCE_COMPUTE_URL=http://169.254.169.254/compute/v1
+	export FSWB_GCE_INSTANCE_COMPUTE_URL=http://169.254.169.254/compute/v1 FSWB_GCE_UPLOAD_S=2
 	export FSWB_GCE_RETRY_S=120
 	GCE=(--backend gce -o "key=$T/key.json" -o zone=us-test1-a -o bucket=fswb-bkt)
 }

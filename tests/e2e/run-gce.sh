@@ -14,7 +14,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/gce-lib.bash"
 
-why() { tail -n 4 "$T/err" 2>/dev/null | tr '\n' ' '; }
+why() { tail -n 3 "$T/out" "$T/err" 2>/dev/null | tr "\n" " "; }
 statuses() { jq -r '.sections[].tests[] | "\(.test) \(.status)"' "$1/run.json" 2>/dev/null | sort; }
 gce_setup "fswb run on the gce backend"
 
@@ -129,7 +129,46 @@ check "the next run says it removed what the killed fswb left ($(why))" \
 	grep -qs "removed what an earlier fswb left behind.*instance.*$left" "$T/out" "$T/err"
 check "... and it is gone" bash -c "! grep -qx '$left' <<<'$(instances)'"
 
-# 7. Detached: fswb run --detach returns once each instance has its share;
+# 7. Detached, followed live: fswb run --detach on one instance returns;
+# fswb results fetch follows it while it runs (its output as it is uploaded,
+# its kernel log); Ctrl-C stops following and the instance runs on; a second
+# fetch follows it to the end.
+NS timeout 900 "$FSWB" run "${GCE[@]}" -o cost=ok --shards 1 -c ext4/4k --detach \
+	--fstests-src "$MINI" generic/001 generic/012 generic/006 >"$T/out" 2>"$T/err"
+rc=$?
+run=$(last_run)
+id=$(basename "$run")
+check "--detach on one instance returns (rc=$rc: $(why))" test "$rc" -eq 0
+check "... the instance runs on" test "$(instances | wc -l)" -eq 1
+ip netns exec "$NETNS" "$FSWB" results fetch "$id" >"$T/out" 2>"$T/err" &
+pid=$!
+for _ in $(seq 1 1200); do
+	grep -qs '"test_end".*generic/001' "$run/events.jsonl" && break
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.2
+done
+# the instance held still meanwhile, so that what comes next is read later
+qemu=$(state | jq -r '.instances[0].qemu_pid')
+kill -STOP "$qemu"
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+check "Ctrl-C stops following (rc=$rc: $(why))" test "$rc" -eq 130
+check "... saying the instance runs on" grep -qs "stopped following the run: its machines run on" "$T/err"
+check "... and it does" test "$(instances | wc -l)" -eq 1
+kill -CONT "$qemu"
+NS timeout 900 "$FSWB" results fetch "$id" >"$T/out" 2>"$T/err"
+rc=$?
+check "fetch again: it follows the run to its end, 1 failure (rc=$rc: $(why))" test "$rc" -eq 1
+check "... with check's statuses, each once ($(statuses "$run" | tr '\n' ' '))" \
+	test "$(statuses "$run")" = $'generic/001 pass\ngeneric/006 fail\ngeneric/012 pass'
+check "... each test once in the run's events" \
+	test "$(grep -c '"test_end".*generic/001' "$run/events.jsonl")" -eq 1
+check "... the kernel log came while the instance ran" grep -qs "Linux version" "$run/kernel.log"
+for _ in $(seq 1 120); do [ -z "$(instances)" ] && break; sleep 0.5; done
+check "... and the instance is gone" test -z "$(instances)"
+
+# 8. Detached: fswb run --detach returns once each instance has its share;
 # they run it alone, keep their output in the bucket and delete themselves;
 # fswb results fetch, long after, collects the results from the bucket.
 NS timeout 1200 "$FSWB" run "${GCE[@]}" -o cost=ok --shards 2 -c ext4/4k --detach \
@@ -170,7 +209,7 @@ check "... and no object of its instances ($names) is left in the bucket ($left)
 out=$(NS "$FSWB" results fetch "$id" 2>&1)
 check "a second fetch says the run ended ($out)" grep -q "ended already" <<<"$out"
 
-# 8. What fswb keeps, deleted on request: a killed fswb whose lease is lost
+# 9. What fswb keeps, deleted on request: a killed fswb whose lease is lost
 # leaves an instance that only doctor --forget finds; fswb's image goes too.
 ip netns exec "$NETNS" "$FSWB" run "${GCE[@]}" -o cost=ok -c ext4/4k --fstests-src "$MINI" \
 	generic/012 >/dev/null 2>&1 &

@@ -4,8 +4,9 @@
 # whose instances are QEMU guests. The tests are picked first, so the
 # backend step can say what the run costs for as long as it should take;
 # the key, zone and bucket typed (o), the cost confirmed by typing yes; a
-# run of one test on an instance, live; the choices remembered; then what
-# fswb keeps in the project (its image) shown with x, and deleted with it.
+# run of one test on an instance, live; the choices remembered; a run of
+# fswb run --detach, followed from the history to its end; then what fswb
+# keeps in the project (its image) shown with x, and deleted with it.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../ui/tmux-lib.bash"
 . "$(dirname "$0")/gce-lib.bash"
@@ -17,7 +18,9 @@ UI_ARGS=(netns exec "$NETNS" "$FSWB" tui)
 ENVS=(FSWB_CACHE_DIR="$FSWB_CACHE_DIR" FSWB_GCE_COMPUTE_URL="$FSWB_GCE_COMPUTE_URL"
 	FSWB_GCE_STORAGE_URL="$FSWB_GCE_STORAGE_URL" FSWB_GCE_POLL_MS="$FSWB_GCE_POLL_MS"
 	FSWB_GCE_INSTANCE_STORAGE_URL="$FSWB_GCE_INSTANCE_STORAGE_URL"
-	FSWB_GCE_RETRY_S="$FSWB_GCE_RETRY_S")
+	FSWB_GCE_RETRY_S="$FSWB_GCE_RETRY_S"
+	FSWB_GCE_INSTANCE_COMPUTE_URL="$FSWB_GCE_INSTANCE_COMPUTE_URL"
+	FSWB_GCE_UPLOAD_S="$FSWB_GCE_UPLOAD_S")
 
 ui_start 120 40 "${ENVS[@]}"
 check_screen "welcome" "step 1 of 6"
@@ -66,6 +69,26 @@ check "the plan is remembered: gce and the bucket; the cost is asked again" test
 	"gce fswb-bkt null"
 check "no instance is left" test -z "$(instances)"
 check "the image stays for the next run" test "$(state | jq '.images | length')" -eq 1
+
+# a detached run: the history offers to follow it; Enter follows it to its end
+NS timeout 900 "$FSWB" run "${GCE[@]}" -o cost=ok --shards 1 -c ext4/4k --detach \
+	--fstests-src "$MINI" generic/001 generic/006 >"$T/out" 2>&1
+check "fswb run --detach returns, its instance running ($(tail -n 2 "$T/out" | tr '\n' ' '))" \
+	test "$(instances | wc -l)" -eq 1
+drun=$(last_run)
+ui_start 120 40 "${ENVS[@]}" -- --history
+check_screen "the history shows it as detached, to follow" \
+	"detached: its machines run on; Enter follows it" 30
+ui_keys Enter
+check_screen "Enter follows it to its end" "the run has ended" 900
+check_screen "... generic/006 failed" "generic/006"
+ui_keys q
+ui_stop
+check "run.json: generic/001 passed, generic/006 failed" test \
+	"$(jq -r '[.sections[].tests[] | "\(.test)=\(.status)"] | sort | join(" ")' "$drun/run.json")" = \
+	"generic/001=pass generic/006=fail"
+for _ in $(seq 1 120); do [ -z "$(instances)" ] && break; sleep 0.5; done
+check "its instance deleted itself" test -z "$(instances)"
 
 # what fswb keeps in the project is shown in the wizard and deleted with x
 ui_start 120 40 "${ENVS[@]}"

@@ -1221,6 +1221,12 @@ test_follow_record(void **state)
 		      "[\"generic/001\"]}, {\"shard\": 2, \"config\": \"ext4/4k\", \"follow\": "
 		      "\"fswb-1-1-1\", \"tests\": null}]}",
 		      "a list for some machines of 'ext4/4k', not for others");
+	follow_expect(&plan, dir,
+		      "{\"version\": 1, \"sharded\": true, \"shards\": [{\"shard\": 1, "
+		      "\"config\": \"ext4/4k\", \"follow\": \"fswb-1-0-0\", \"tests\": "
+		      "[\"generic/001\"]}, {\"shard\": 2, \"config\": \"ext4/4k\", \"follow\": "
+		      "\"fswb-1-0-0\", \"tests\": [\"generic/002\"]}]}",
+		      "field 'shards[1]': the machine or shard of shards[0] again");
 	/* a run that ended is not followed again */
 	runjson = path_join(dir, "run.json");
 	run_record_init(&rec);
