@@ -368,7 +368,7 @@ cmd_results_fetch(int argc, char **argv)
 	struct plan plan;
 	char *id = NULL, *dir = NULL, *path, *datadir, *pdir, *lock;
 	bool json = false, locked = false;
-	int c, code, fd;
+	int c, code, fd, lock_errno;
 
 	opterr = 0;
 	optind = 1;
@@ -397,11 +397,14 @@ cmd_results_fetch(int argc, char **argv)
 	pdir = path_join(datadir, "profiles");
 	lock = path_join(dir, ".fetch.lock");
 	fd = open(lock, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	lock_errno = errno;
 	if (plan_load(path, &plan) != OK || profiles_load(pdir, &profiles) != OK) {
 		code = cmd_fail("results fetch");
 	} else if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
-		error(ERR_BUSY, "another fswb follows the run %s now (%s)", id,
-		      fd < 0 ? strerror(errno) : "it holds its lock");
+		if (fd < 0)
+			error(ERR_IO, "cannot make the lock '%s': %s", lock, strerror(lock_errno));
+		else
+			error(ERR_BUSY, "another fswb follows the run %s now", id);
 		code = cmd_fail("results fetch");
 		profiles_release(&profiles);
 	} else {
