@@ -53,10 +53,11 @@ notify_exit(struct agent_pipe *p)
 		code = ERR_INTERRUPTED;
 		p->why_exit = xstrdup("the agent was stopped");
 	} else if (!p->child->exit.exited || p->child->exit.code) {
-		code = p->preempted_exit && p->child->exit.exited &&
-				       p->child->exit.code == p->preempted_exit
-			       ? ERR_PREEMPTED
-			       : ERR_CHILD;
+		int exit = p->child->exit.exited ? p->child->exit.code : -1;
+
+		code = p->preempted_exit && exit == p->preempted_exit ? ERR_PREEMPTED
+		       : p->noroom_exit && exit == p->noroom_exit     ? ERR_NOROOM
+								      : ERR_CHILD;
 		p->why_exit = p->why_from_err && p->last_err
 				      ? xstrdup(p->last_err)
 				      : xasprintf("the agent %s", child_exit_str(&p->child->exit,

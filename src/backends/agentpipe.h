@@ -48,6 +48,9 @@ struct agent_pipe {
 	/* the child's exit status that says its machine was taken away (a spot
 	   instance preempted): on_exit's code is ERR_PREEMPTED; 0: none */
 	int preempted_exit;
+	/* the exit status that says the machine's provider had no room for it
+	   (a quota): on_exit's code is ERR_NOROOM; 0: none */
+	int noroom_exit;
 	/* optional: called when the child is gone or killed (stdio stops check's group) */
 	void (*on_gone)(void *owner);
 	void *owner;

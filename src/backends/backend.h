@@ -250,7 +250,9 @@ struct session_callbacks {
 	/*
 	 * The machine is gone: OK for a clean power-off, else why (a crash, a
 	 * kill); ERR_PREEMPTED: its provider took it away (a spot instance),
-	 * and the test it ran goes back to the queue.
+	 * and the test it ran goes back to the queue; ERR_NOROOM: its
+	 * provider had no room to start it (a quota), and the run goes on with
+	 * the machines it has.
 	 */
 	void (*on_exit)(void *data, enum status code, const char *why);
 };

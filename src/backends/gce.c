@@ -72,6 +72,7 @@ enum {
 	WK_FAIL = 1,	  /* refused or broken: said on stderr */
 	WK_LOST = 3,	  /* the instance stopped before the agent ended */
 	WK_PREEMPTED = 5, /* Compute Engine took the instance away (preempted) */
+	WK_NOROOM = 6,	  /* Compute Engine had no room for it (a quota), tried for a while */
 	WK_STOPPED = 4,	  /* SIGTERM from fswb */
 };
 
@@ -1056,7 +1057,7 @@ worker(void *arg)
 	mark(s, "inserting");
 	if (insert_retried(s, a, image) != OK) {
 		agent_worker_say("%s", error_msg());
-		code = WK_FAIL;
+		code = no_room(a) ? WK_NOROOM : WK_FAIL;
 		goto out;
 	}
 	inserted = true;
@@ -1374,6 +1375,7 @@ gce_start(struct loop *loop, void *run, const struct session_spec *spec,
 
 	agent_kept_init(&s->kept, loop, run, spec->slot, cb, data);
 	s->kept.pipe.preempted_exit = WK_PREEMPTED;
+	s->kept.pipe.noroom_exit = WK_NOROOM;
 	s->spot = (v = session_spec_opt(spec, "spot")) && !strcmp(v, "yes");
 	s->detach = spec->detach;
 	s->follow = spec->follow != NULL;

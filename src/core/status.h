@@ -22,23 +22,24 @@
 #include <stdarg.h>
 
 /* One list for the enum and its messages. */
-#define STATUS_LIST(X)                           \
-	X(OK, "success")                         \
-	X(ERR_NOMEM, "out of memory")            \
-	X(ERR_IO, "input/output error")          \
-	X(ERR_INVALID, "invalid input")          \
-	X(ERR_PARSE, "cannot parse")             \
-	X(ERR_NOTFOUND, "not found")             \
-	X(ERR_EXISTS, "already exists")          \
-	X(ERR_BUSY, "in use by another process") \
-	X(ERR_SPAWN, "cannot start a program")   \
-	X(ERR_CHILD, "a program failed")         \
-	X(ERR_UNSUPPORTED, "not supported here") \
-	X(ERR_TIMEOUT, "timed out")              \
-	X(ERR_INTERRUPTED, "interrupted")        \
-	X(ERR_PROTOCOL, "protocol error")        \
-	X(ERR_LIMIT, "too large")                \
-	X(ERR_PREEMPTED, "taken away by its provider")
+#define STATUS_LIST(X)                                 \
+	X(OK, "success")                               \
+	X(ERR_NOMEM, "out of memory")                  \
+	X(ERR_IO, "input/output error")                \
+	X(ERR_INVALID, "invalid input")                \
+	X(ERR_PARSE, "cannot parse")                   \
+	X(ERR_NOTFOUND, "not found")                   \
+	X(ERR_EXISTS, "already exists")                \
+	X(ERR_BUSY, "in use by another process")       \
+	X(ERR_SPAWN, "cannot start a program")         \
+	X(ERR_CHILD, "a program failed")               \
+	X(ERR_UNSUPPORTED, "not supported here")       \
+	X(ERR_TIMEOUT, "timed out")                    \
+	X(ERR_INTERRUPTED, "interrupted")              \
+	X(ERR_PROTOCOL, "protocol error")              \
+	X(ERR_LIMIT, "too large")                      \
+	X(ERR_PREEMPTED, "taken away by its provider") \
+	X(ERR_NOROOM, "no room at its provider")
 
 enum status {
 #define STATUS_ENUM(name, msg) name,

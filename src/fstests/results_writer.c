@@ -174,7 +174,8 @@ writer_event(void *data, const struct event *ev)
 		break;
 	case EV_STAGE_END:
 		/* a stage that failed (the kernel, the appliance, a boot) is the run's error */
-		if (ev->u.stage.code != OK && ev->u.stage.message)
+		if (ev->u.stage.code != OK && ev->u.stage.code != ERR_PREEMPTED &&
+		    ev->u.stage.code != ERR_NOROOM && ev->u.stage.message)
 			results_replace(&rec->error, ev->u.stage.message);
 		break;
 	case EV_RUN_END:

@@ -128,7 +128,8 @@ struct shard {
 	bool unpacking, done_pending;
 	int result_fd;
 	char *result_path;
-	bool idle; /* no guest, nothing left to take */
+	bool idle;    /* no guest, nothing left to take */
+	bool retired; /* its provider had no room for its machine: the others go on */
 	/*
 	 * plan.detach: the shard's one guest runs the whole share (its
 	 * configuration w, and these tests when listed), then is detached;
@@ -2435,7 +2436,7 @@ wake_idle(struct engine *e)
 		struct shard *sh = &e->shards[i];
 		struct work *w;
 
-		if (!sh->idle || !(w = pick_work(e, NULL)))
+		if (!sh->idle || sh->retired || !(w = pick_work(e, NULL)))
 			continue;
 		sh->idle = false;
 		start_guest(sh, w);
@@ -2492,6 +2493,16 @@ shard_done(struct shard *sh)
 		strvec_pushf(&e->stopped, "%s\t%s", w->cfg->name, sh->current_test);
 	free(sh->current_test);
 	sh->current_test = NULL;
+	if (sh->retired) {
+		if (!w->listed && !w->abandoned)
+			w->taken = false; /* another machine runs the unit */
+		sh->idle = true;
+		if (all_idle(e))
+			finish_run(e);
+		else
+			wake_idle(e);
+		return;
+	}
 	if (sh->job_failed)
 		work_abandon(e, w, "its guest cannot run them (see the error above)");
 	else if (failed && !sh->restart && sh->ended_here == 0 && ++w->failures >= e->nshards)
@@ -2547,7 +2558,10 @@ preempted(struct shard *sh, const char *why)
 	struct strbuf msg = STRBUF_INIT;
 
 	strbuf_addf(&msg, "%s", why ? why : "the guest was taken away by its provider");
-	if (sh->current_test)
+	if (sh->current_test && sh->e->plan.detach)
+		strbuf_addf(&msg, "; %s and what was left of its share did not run",
+			    sh->current_test);
+	else if (sh->current_test)
 		strbuf_addf(&msg, "; %s goes back to the queue", sh->current_test);
 	else
 		strbuf_addf(&msg, " (the guest for '%s')", sh->w->cfg->name);
@@ -2566,6 +2580,42 @@ preempted(struct shard *sh, const char *why)
 	strbuf_release(&msg);
 }
 
+/* Another shard's machine is there or on its way (not idle, not retired). */
+static bool
+others_going(const struct shard *sh)
+{
+	for (unsigned i = 0; i < sh->e->nshards; i++) {
+		const struct shard *o = &sh->e->shards[i];
+
+		if (o != sh && !o->idle && !o->retired)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The provider had no room for the shard's machine (a quota), after trying
+ * for a while, and other machines run: the run goes on with them, said.
+ */
+static void
+no_room(struct shard *sh, const char *why)
+{
+	struct engine *e = sh->e;
+	unsigned left = 0;
+	char *msg;
+
+	for (unsigned i = 0; i < e->nshards; i++)
+		left += &e->shards[i] != sh && !e->shards[i].idle && !e->shards[i].retired;
+	msg = xasprintf("%s: the run goes on with %u machine%s instead of %u",
+			why ? why : "no room for another machine", left, left == 1 ? "" : "s",
+			left + 1);
+	warn(e, sh, msg);
+	stage_end(e, sh, "boot", ERR_NOROOM, msg);
+	sh->boot_end_sent = true;
+	sh->retired = true;
+	free(msg);
+}
+
 static void
 on_guest_exit(void *data, enum status code, const char *why)
 {
@@ -2579,6 +2629,8 @@ on_guest_exit(void *data, enum status code, const char *why)
 		sh->failed = true;
 		if (code == ERR_PREEMPTED && ++sh->preempted <= PREEMPTED_MAX) {
 			preempted(sh, why);
+		} else if (code == ERR_NOROOM && !sh->boot_end_sent && others_going(sh)) {
+			no_room(sh, why);
 		} else if (!sh->boot_end_sent) {
 			strbuf_addf(&msg, "the guest for '%s' stopped before its agent started%s%s",
 				    sh->w->cfg->name, why ? ": " : "", why ? why : "");

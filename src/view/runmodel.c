@@ -244,8 +244,9 @@ shard_stage(struct run_model *m, struct rm_shard *sh, const struct event *ev)
 	} else if (ev->type == EV_STAGE_END) {
 		if (ev->u.stage.code == OK) {
 			sh->state = RMS_IDLE;
-		} else if (ev->u.stage.code == ERR_PREEMPTED) {
-			/* its machine was taken away (the engine warned): its test waits again */
+		} else if (ev->u.stage.code == ERR_PREEMPTED || ev->u.stage.code == ERR_NOROOM) {
+			/* its machine was taken away, or never came (the engine warned): its
+			 * test waits again */
 			if (sh->test >= 0 && m->tests[sh->test].state == RM_RUNNING)
 				m->tests[sh->test].state = RM_PENDING;
 			sh->test = -1;

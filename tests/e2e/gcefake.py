@@ -131,7 +131,7 @@ INSTANCES = {}      # name -> Instance
 REQUEST_IDS = {}    # requestId -> operation name
 BUCKETS = {}        # name -> bucket dict
 UPLOADS = {}        # upload id -> {"bucket", "name", "ctype", "path", "got"}
-QUOTA = {"count": 0, "kind": "quotaExceeded"}
+QUOTA = {"count": 0, "kind": "quotaExceeded", "cpus": 0}   # cpus: the region's limit, 0: 8
 OUTAGE = {"until": 0.0}
 SELF_DELETED = []      # instances deleted with an instance's own token
 
@@ -821,6 +821,11 @@ def insert_instance(body, request_id):
             if d["name"] in DISKS:
                 raise ApiError(409, "alreadyExists", "The resource 'projects/%s/zones/%s/"
                                "disks/%s' already exists" % (A.project, A.zone, d["name"]))
+        used = sum(MACHINE_TYPES[i.res["machineType"].rsplit("/", 1)[1]][0]
+                   for i in INSTANCES.values())
+        if QUOTA["cpus"] and used + MACHINE_TYPES[mtype][0] > QUOTA["cpus"]:
+            raise ApiError(403, "quotaExceeded", "Quota 'CPUS' exceeded. Limit: %.1f in region "
+                           "%s." % (QUOTA["cpus"], region()))
         if QUOTA["count"] > 0:
             QUOTA["count"] -= 1
             if QUOTA["kind"] == "quotaExceeded":
@@ -1172,7 +1177,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # --- /fake ---
     def handle_fake(self, segs):
         """Control endpoints, no auth: revoke-tokens, quota?count=K&kind=
-        quotaExceeded|exhausted, preempt?instance=NAME, outage?seconds=S,
+        quotaExceeded|exhausted[&cpus=N: the region's CPUs, 0: no limit], preempt?instance=NAME, outage?seconds=S,
         bucket?name=B (all POST), state (GET)."""
         q = dict(self.query)
         if self.command == "POST" and self.headers.get("Content-Type", "").startswith(
@@ -1195,7 +1200,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if kind not in ("quotaExceeded", "exhausted"):
                 raise ApiError(400, "invalid", "kind: quotaExceeded or exhausted")
             with L:
-                QUOTA.update(count=int(q.get("count", "1")), kind=kind)
+                QUOTA.update(count=int(q.get("count", "1")), kind=kind,
+                             cpus=int(q.get("cpus", QUOTA["cpus"])))
                 resp = dict(QUOTA)
             return self.send(200, resp)
         if what == "preempt":

@@ -6,7 +6,8 @@
 # OVMF, the job through the metadata server and the bucket, the agent's
 # output through getSerialPortOutput. Cases: plan-time refusals; doctor; a
 # sharded mini-fstests run on 2 instances with the token revoked and the API
-# cut for a while in the middle; quota exceeded; a spot instance preempted
+# cut for a while in the middle; quota exceeded (with two shards and room
+# for one: the run goes on with one); a spot instance preempted
 # in the middle of a test (the test back in the queue); fswb killed, its
 # instance found and deleted by the next start; a detached run that outlives
 # fswb, collected by fswb results fetch; what fswb keeps deleted by doctor
@@ -79,6 +80,21 @@ check "no room: tried again, then said with what to do ($(why))" \
 	eval 'grep -qs "no room for the instance now.*trying again in 5 s" "$(last_run)/console.log" &&
 		grep -qs "no room for the instance: .*Quota .CPUS. exceeded.*run fewer shards" "$T/out" "$T/err"'
 fake "quota?count=0" >/dev/null
+# ... with room for one instance of two (the region's CPUs): the run goes on with one
+fake "quota?count=0&cpus=2" >/dev/null
+FSWB_GCE_RETRY_S=12 NS timeout 900 "$FSWB" run "${GCE[@]}" -o cost=ok --shards 2 -c ext4/4k \
+	--fstests-src "$MINI" generic/001 generic/002 generic/006 >"$T/out" 2>"$T/err"
+rc=$?
+run=$(last_run)
+check "room for one instance: the run goes on with it, 1 failure expected (rc=$rc: $(why))" \
+	test "$rc" -eq 1
+check "... said plainly" grep -qs \
+	"no room for the instance: .*Quota .CPUS. exceeded.*the run goes on with 1 machine instead of 2" \
+	"$T/err"
+check "... every test ran ($(statuses "$run" | tr '\n' ' '))" test "$(statuses "$run")" = \
+	$'generic/001 pass\ngeneric/002 pass\ngeneric/006 fail'
+check "... and the run has no error" test "$(jq -r '.error' "$run/run.json")" = null
+fake "quota?count=0&cpus=0" >/dev/null
 
 # 5. A spot instance preempted in the middle of generic/012: the test goes
 # back to the queue and passes on a new instance (the first instance had no

@@ -517,6 +517,25 @@ test_model_preempted(void **state)
 	assert_int_equal(m.messages.n, said);
 	assert_int_equal(m.stages[0].state, RM_STAGE_RUNNING);
 	run_model_release(&m);
+
+	/* no room for a shard's machine (a quota): it is idle, the run goes on, no error */
+	run_model_init(&m);
+	ev.type = EV_RUN_BEGIN;
+	ev.u.run.shards = 2;
+	emit(&m, &ev);
+	shard_event(&m, EV_STAGE_BEGIN, 2, "ext4/4k", 1000, "boot");
+	said = m.messages.n;
+	{
+		struct event end = { .type = EV_STAGE_END, .shard = 2, .config = "ext4/4k" };
+
+		end.u.stage.stage = "boot";
+		end.u.stage.code = ERR_NOROOM;
+		end.u.stage.message = "no room: the run goes on with 1 machine instead of 2";
+		run_model_event(&m, &end);
+	}
+	assert_int_equal(m.shards[1].state, RMS_IDLE);
+	assert_int_equal(m.messages.n, said);
+	run_model_release(&m);
 }
 
 /* A recorded run (tests/ui/fixtures) replayed through a bus into the model. */
