@@ -155,6 +155,28 @@ load_profiles(void)
 
 /* ---- option parsing for run and plan ---- */
 
+/*
+ * The backend's files on this host (-o key=FILE...) as absolute paths: the
+ * plan is kept with the run (fswb results fetch reads it from anywhere) and
+ * remembered by the wizard.
+ */
+static void
+absolute_files(struct plan *plan)
+{
+	const struct backend_ops *ops = plan->backend ? backend_find(plan->backend) : NULL;
+
+	for (size_t i = 0; ops && ops->options && ops->options[i].key; i++) {
+		const char *v = plan_backend_opt(plan, ops->options[i].key);
+		char *abs;
+
+		if (!v || *v == '/' || strcmp(ops->options[i].value, "FILE") ||
+		    !(abs = realpath(v, NULL)))
+			continue;
+		plan_set_backend_opt(plan, ops->options[i].key, abs);
+		free(abs);
+	}
+}
+
 enum {
 	OPT_PRESET = 256,
 	OPT_SETTINGS_FROM,
@@ -449,6 +471,7 @@ parse_plan_args(const char *cmd, int argc, char **argv, struct cli *cli)
 		strvec_push(&plan->tests.tests, argv[i]);
 	}
 	plan_defaults(plan);
+	absolute_files(plan);
 	host_size_read(&host);
 	if (plan_check(plan, prof) != OK ||
 	    shards_guest_fits(plan, backend_find(plan->backend), &host) != OK ||

@@ -1184,19 +1184,33 @@ remove_followed(struct gce_session_priv *s, struct gce_api *a, const struct strv
 	free(out);
 }
 
-/* PREFIX/out, what the detached instance has uploaded so far; *len 0 when none yet. */
+/*
+ * What the detached instance has uploaded of PREFIX/out after its first
+ * from bytes; *len 0 when nothing more (or nothing yet).
+ */
 static enum status
-read_out(struct gce_session_priv *s, struct gce_api *a, char **data, size_t *len)
+read_out(struct gce_session_priv *s, struct gce_api *a, uint64_t from, char **data, size_t *len)
 {
 	char *object = xasprintf("%s/out", s->prefix), *tmp = mark_path(s, "out");
-	enum status rc = gce_download_file(a, s->bucket, object, tmp, RESULT_MAX);
+	enum status rc = gce_download_from(a, s->bucket, object, tmp, from, RESULT_MAX);
 
 	*data = NULL;
 	*len = 0;
-	if (rc != OK && gce_api_last_http(a) == 404)
+	if (rc != OK && (gce_api_last_http(a) == 404 || gce_api_last_http(a) == 416))
 		rc = OK, error_clear();
 	else if (rc == OK)
 		rc = read_file(tmp, RESULT_MAX, data, len);
+	if (rc == OK && from && gce_api_last_http(a) == 200) {
+		/* the whole object, the range not honoured: what is new of it */
+		if (*len < from) {
+			rc = error(ERR_PROTOCOL,
+				   "gs://%s/%s shrank: it is not the instance's output", s->bucket,
+				   object);
+		} else {
+			memmove(*data, *data + from, *len - from);
+			*len -= from;
+		}
+	}
 	unlink(tmp);
 	free(tmp);
 	free(object);
@@ -1248,23 +1262,15 @@ follow_worker(void *arg)
 			break;
 		}
 		last = !strcmp(st, "GONE") || !strcmp(st, "TERMINATED");
-		if (read_out(s, a, &data, &len) != OK) {
+		/* only what came since: the object grows by appending */
+		if (read_out(s, a, done, &data, &len) != OK) {
 			agent_worker_say("cannot read the output of %s: %s", s->name, error_msg());
 			free(st);
 			code = WK_FAIL;
 			break;
 		}
-		if (len < done) {
-			agent_worker_say("the output of %s (gs://%s/%s/out) shrank: it is not the "
-					 "instance's",
-					 s->name, s->bucket, s->prefix);
-			free(data);
-			free(st);
-			code = WK_FAIL;
-			break;
-		}
-		ctl_text(s, a, &r, data + done, len - done);
-		done = len;
+		ctl_text(s, a, &r, data, len);
+		done += len;
 		free(data);
 		if (!last && kernel_log && poll_port(s, a, &r, 1, con) != OK) {
 			error_clear();

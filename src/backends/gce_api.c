@@ -555,8 +555,9 @@ struct req {
 	uint64_t src_len;
 	int dst_fd; /* a 2xx body into (-1: memory) */
 	uint64_t dst_max;
-	long timeout_s;	  /* 0: a low-speed limit instead */
-	unsigned retry_s; /* budget for transient failures */
+	uint64_t range_from; /* a download from this byte on (0: the whole) */
+	long timeout_s;	     /* 0: a low-speed limit instead */
+	unsigned retry_s;    /* budget for transient failures */
 };
 
 struct xfer {
@@ -748,6 +749,12 @@ attempt(struct gce_api *a, struct xfer *x)
 	}
 	if (r->metadata)
 		h = curl_slist_append(h, "Metadata-Flavor: Google");
+	if (r->range_from) {
+		char range[48];
+
+		snprintf(range, sizeof(range), "%llu-", (unsigned long long)r->range_from);
+		curl_easy_setopt(a->curl, CURLOPT_RANGE, range);
+	}
 	h = curl_slist_append(h, "Expect:");
 	if (r->body || r->src_fd >= 0) {
 		char *line = xasprintf("Content-Type: %s", r->ctype);
@@ -1475,6 +1482,13 @@ enum status
 gce_download_file(struct gce_api *a, const char *bucket, const char *object, const char *path,
 		  uint64_t max)
 {
+	return gce_download_from(a, bucket, object, path, 0, max);
+}
+
+enum status
+gce_download_from(struct gce_api *a, const char *bucket, const char *object, const char *path,
+		  uint64_t from, uint64_t max)
+{
 	char *part = xasprintf("%s.part", path);
 	char *url = object_url(a, bucket, object, "?alt=media");
 	struct req r;
@@ -1489,6 +1503,7 @@ gce_download_file(struct gce_api *a, const char *bucket, const char *object, con
 	r.timeout_s = 0;
 	r.dst_fd = fd;
 	r.dst_max = max;
+	r.range_from = from;
 	rc = request(a, &r, NULL);
 	if (close(fd) < 0 && !rc)
 		rc = error(ERR_IO, "cannot write '%s': %s", part, strerror(errno));

@@ -113,6 +113,9 @@ enum status gce_upload_mem(struct gce_api *a, const char *bucket, const char *ob
  */
 enum status gce_download_file(struct gce_api *a, const char *bucket, const char *object,
 			      const char *path, uint64_t max);
+/* The same from byte from on (a ranged read); 416 (ERR_INVALID) when the object is not longer. */
+enum status gce_download_from(struct gce_api *a, const char *bucket, const char *object,
+			      const char *path, uint64_t from, uint64_t max);
 /* ERR_NOTFOUND when there is no such object (already deleted). */
 enum status gce_delete_object(struct gce_api *a, const char *bucket, const char *object);
 /*

@@ -227,7 +227,7 @@ check "a duplicate image name: 409" eval \
 
 # ---- instances -----------------------------------------------------------------
 inst_json() { # inst_json NAME [MACHINETYPE-JSON] [SCHEDULING]
-	printf '{"name":"%s",%s"disks":[{"boot":true,"autoDelete":true,"initializeParams":{"sourceImage":"global/images/fswb-img"}},{"deviceName":"scratch","autoDelete":true,"initializeParams":{"diskSizeGb":"2"}}],"networkInterfaces":[{"network":"global/networks/default"}],"metadata":{"items":[{"key":"fswb-job","value":"one"}]},"labels":{"fswb":"selftest"}%s}' \
+	printf '{"name":"%s",%s"disks":[{"boot":true,"autoDelete":true,"initializeParams":{"sourceImage":"global/images/fswb-img"}},{"deviceName":"scratch","autoDelete":true,"initializeParams":{"diskSizeGb":"2"}}],"networkInterfaces":[{"network":"global/networks/default"}],"metadata":{"items":[{"key":"fswb-job","value":"one"}]},"labels":{"fswb":"selftest"},"serviceAccounts":[{"email":"default","scopes":["https://www.googleapis.com/auth/devstorage.read_write"]}]%s}' \
 		"$1" "${2-\"machineType\":\"zones/$ZONE/machineTypes/e2-small\",}" "${3:-}"
 }
 check "instances.insert without machineType: 400 naming it" eval \
@@ -305,6 +305,10 @@ check "metadata with it: name, attribute, list, 404" eval \
 check "the metadata token works on storage" eval \
 	'MT=$(curl -sf -H "Metadata-Flavor: Google" "$MDB/instance/service-accounts/default/token" | jq -r .access_token) &&
 	 [[ $(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $MT" "http://127.0.0.1:$MD/storage/v1/b/$BUCKET/o") == 200 ]]'
+check "... not on compute without the compute scope: 403, and the scopes say so" eval \
+	'[[ $(curl -s -o "$T/out" -w "%{http_code}" -H "Authorization: Bearer $MT" "http://127.0.0.1:$MD/compute/v1/projects/$PROJECT/zones/$ZONE/instances/fswb-vm") == 403 ]] &&
+	 err_is 403 insufficientPermissions &&
+	 [[ $(curl -sf -H "Metadata-Flavor: Google" "$MDB/instance/service-accounts/default/scopes") == https://www.googleapis.com/auth/devstorage.read_write ]]'
 ETAG=$(curl -s -D - -o /dev/null -H "Metadata-Flavor: Google" "$MDB/instance/attributes/fswb-job" |
 	tr -d '\r' | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
 curl -s -H "Metadata-Flavor: Google" -o "$T/waited" \

@@ -718,6 +718,15 @@ test_http(void **state)
 		assert_int_equal(access(part, F_OK), -1);
 		free(part);
 	}
+	/* a ranged read: what came after the first 4 bytes */
+	script((struct canned[]){ { 206, "456789" } }, 1);
+	assert_int_equal(gce_download_from(a, "bkt", "a/b", file, 4, 10), OK);
+	expect_req(0, "Range: bytes=4-");
+	assert_int_equal(gce_api_last_http(a), 206);
+	got = test_read(file);
+	assert_string_equal(got, "456789");
+	free(got);
+	unlink(file);
 	script((struct canned[]){ { 404, NOT_FOUND } }, 1);
 	assert_int_equal(gce_download_file(a, "bkt", "nope", file, 9), ERR_NOTFOUND);
 	assert_non_null(strstr(error_msg(), "cannot download gs://bkt/nope"));
