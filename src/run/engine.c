@@ -3151,6 +3151,26 @@ go(struct engine *e)
 		shard_go(&e->shards[i]);
 }
 
+/* The run's logs (appended to when following a run) and run.json's writer. */
+static enum status
+open_run_files(struct engine *e, bool append)
+{
+	enum status (*open_log)(struct logfile *, const char *, const char *, uint64_t,
+				const char *) = append ? logfile_append : logfile_open;
+	char *note = events_cut_note(), *p;
+	enum status rc = open_log(&e->events, e->dir, "events.jsonl", LOG_CAP_EVENTS, note);
+
+	free(note);
+	if (rc == OK)
+		rc = open_log(&e->kernel_log, e->dir, "kernel.log", LOG_CAP_KERNEL, NULL);
+	if (rc != OK)
+		return rc;
+	p = path_join(e->dir, "run.json");
+	results_writer_init(&e->results, p);
+	free(p);
+	return OK;
+}
+
 enum status
 engine_start(struct engine *e)
 {
@@ -3170,16 +3190,9 @@ engine_start(struct engine *e)
 	free(p);
 	if (rc != OK)
 		return rc;
-	json = events_cut_note();
-	rc = logfile_open(&e->events, e->dir, "events.jsonl", LOG_CAP_EVENTS, json);
-	free(json);
-	if (rc == OK)
-		rc = logfile_open(&e->kernel_log, e->dir, "kernel.log", LOG_CAP_KERNEL, NULL);
+	rc = open_run_files(e, false);
 	if (rc != OK)
 		return rc;
-	p = path_join(e->dir, "run.json");
-	results_writer_init(&e->results, p);
-	free(p);
 	event_bus_add(&e->own, results_writer_listener(&e->results));
 	event_bus_add(&e->own, (struct listener){ on_own_event, e });
 	loop_add_timer(e->loop, 0, false, begin, e);
@@ -3344,7 +3357,7 @@ enum status
 engine_follow(struct engine *e, const char *dir)
 {
 	struct event_bus replay = EVENT_BUS_INIT;
-	char *p, *note;
+	char *p;
 	unsigned skipped = 0;
 	enum status rc;
 	const struct backend_ops *ops = backend_find(e->plan.backend);
@@ -3367,19 +3380,12 @@ engine_follow(struct engine *e, const char *dir)
 	free(p);
 	if (rc != OK)
 		return rc;
-	note = events_cut_note();
-	rc = logfile_append(&e->events, e->dir, "events.jsonl", LOG_CAP_EVENTS, note);
-	free(note);
-	if (rc == OK)
-		rc = logfile_append(&e->kernel_log, e->dir, "kernel.log", LOG_CAP_KERNEL, NULL);
+	rc = open_run_files(e, true);
 	if (rc != OK)
 		return rc;
 	e->follow_events_at = e->events.size;
 	e->follow_kernel_at = e->kernel_log.size;
 	e->started = e->following = true;
-	p = path_join(e->dir, "run.json");
-	results_writer_init(&e->results, p);
-	free(p);
 	/* what the run said before it was detached: for run.json and the front end */
 	event_bus_add(&replay, results_writer_listener(&e->results));
 	for (size_t i = 0; i < e->bus->n; i++)
