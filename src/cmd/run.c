@@ -8,13 +8,11 @@
  * terminal the line of what runs names every guest's test.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -366,9 +364,9 @@ cmd_results_fetch(int argc, char **argv)
 	};
 	struct profiles profiles;
 	struct plan plan;
-	char *id = NULL, *dir = NULL, *path, *datadir, *pdir, *lock;
-	bool json = false, locked = false;
-	int c, code, fd, lock_errno;
+	char *id = NULL, *dir = NULL, *path, *datadir, *pdir;
+	bool json = false;
+	int c, code;
 
 	opterr = 0;
 	optind = 1;
@@ -395,29 +393,13 @@ cmd_results_fetch(int argc, char **argv)
 	plan_init(&plan);
 	datadir = fswb_datadir();
 	pdir = path_join(datadir, "profiles");
-	lock = path_join(dir, ".fetch.lock");
-	fd = open(lock, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	lock_errno = errno;
 	if (plan_load(path, &plan) != OK || profiles_load(pdir, &profiles) != OK) {
 		code = cmd_fail("results fetch");
-	} else if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
-		if (fd < 0)
-			error(ERR_IO, "cannot make the lock '%s': %s", lock, strerror(lock_errno));
-		else
-			error(ERR_BUSY, "another fswb follows the run %s now", id);
-		code = cmd_fail("results fetch");
-		profiles_release(&profiles);
 	} else {
-		locked = true;
 		code = run_or_follow(&plan, &profiles, json, FAIL_ON_FAILURES, dir);
 		profiles_release(&profiles);
 	}
-	if (locked)
-		unlink(lock);
-	if (fd >= 0)
-		close(fd);
 	plan_release(&plan);
-	free(lock);
 	free(pdir);
 	free(datadir);
 	free(path);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -187,8 +188,9 @@ struct engine {
 	bool dry_run_any, dry_run_failed; /* check -n ran, and said which tests would run */
 	bool following;			  /* engine_follow: the guests are detached ones */
 	uint64_t follow_events_at, follow_kernel_at; /* the logs' sizes when following began */
-	struct strvec notices;			     /* the sessions' notices said so far */
-	struct strvec stopped;			     /* "CONFIG\tTEST" a stop cut off */
+	int follow_lock;       /* DIR/.fetch.lock, held while following (-1: none) */
+	struct strvec notices; /* the sessions' notices said so far */
+	struct strvec stopped; /* "CONFIG\tTEST" a stop cut off */
 
 	/* how long tests take: earlier runs, SOAK_DURATION, the tests' groups */
 	struct estimator est;
@@ -494,7 +496,7 @@ engine_new(const struct plan *plan, const struct profiles *profiles, struct loop
 	e->profiles = profiles;
 	e->loop = loop;
 	e->bus = bus;
-	e->events.fd = e->kernel_log.fd = e->shell_fd = e->shell_mine = -1;
+	e->events.fd = e->kernel_log.fd = e->shell_fd = e->shell_mine = e->follow_lock = -1;
 	strbuf_init(&e->shell_out);
 	e->exit_code = 2;
 	estimator_init(&e->est, false);
@@ -3371,6 +3373,17 @@ engine_follow(struct engine *e, const char *dir)
 			     dir);
 	e->dir = xstrdup(dir);
 	e->id = xstrdup(strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir);
+	p = path_join(dir, ".fetch.lock");
+	e->follow_lock = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (e->follow_lock < 0 || flock(e->follow_lock, LOCK_EX | LOCK_NB)) {
+		rc = e->follow_lock < 0
+			     ? error(ERR_IO, "cannot make the lock '%s': %s", p, strerror(errno))
+			     : error(ERR_BUSY, "another fswb follows the run %s now", e->id);
+		close_fd(&e->follow_lock); /* not ours: left where it is */
+		free(p);
+		return rc;
+	}
+	free(p);
 	if (history_run_finished(dir))
 		return error(ERR_INVALID,
 			     "the run %s ended already: `fswb results show %s` shows it", e->id,
@@ -3525,6 +3538,13 @@ engine_free(struct engine *e)
 	shell_close(e);
 	backend_discard(e->run);
 	strbuf_release(&e->shell_out);
+	if (e->follow_lock >= 0) {
+		char *lock = path_join(e->dir, ".fetch.lock");
+
+		unlink(lock);
+		free(lock);
+		close_fd(&e->follow_lock);
+	}
 	plan_release(&e->plan);
 	free(e->initrd);
 	free(e->id);

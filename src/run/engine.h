@@ -80,6 +80,7 @@ enum status engine_start(struct engine *e);
  * the bus first; RUN_END ends it as any run.
  */
 #define DETACHED_JSON "detached.json"
+/* One at a time: DIR/.fetch.lock is held until engine_free (another: ERR_BUSY). */
 enum status engine_follow(struct engine *e, const char *dir);
 void engine_cancel(struct engine *e);
 /* True after RUN_END, or once plan.detach's machines run alone. */

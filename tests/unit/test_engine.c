@@ -11,12 +11,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -1227,6 +1229,19 @@ test_follow_record(void **state)
 		      "[\"generic/001\"]}, {\"shard\": 2, \"config\": \"ext4/4k\", \"follow\": "
 		      "\"fswb-1-0-0\", \"tests\": [\"generic/002\"]}]}",
 		      "field 'shards[1]': the machine or shard of shards[0] again");
+	/* one follower at a time: another holds the lock */
+	{
+		char *lock = path_join(dir, ".fetch.lock");
+		int fd = open(lock, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+		assert_true(fd >= 0);
+		assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+		follow_expect(&plan, dir, NULL, "another fswb follows the run 20261206-010203 now");
+		assert_int_equal(access(lock, F_OK), 0); /* not ours: left */
+		close(fd);
+		unlink(lock);
+		free(lock);
+	}
 	/* a run that ended is not followed again */
 	runjson = path_join(dir, "run.json");
 	run_record_init(&rec);
